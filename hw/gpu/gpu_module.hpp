@@ -1,0 +1,76 @@
+#pragma once
+// The GPU as a TLM target. Hosts (and co-simulated models) launch kernels on its socket; each
+// stream executes its kernels in order, asynchronously to the launcher, so a host that issues
+// faster than the GPU computes runs ahead and a GPU that computes faster waits for launches.
+// Subclasses (registered GPU kinds) decide what a kernel costs; a hypothetical GPU written as a
+// SystemC model can instead override b_transport and model the kernel however it likes.
+#include <array>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <systemc>
+
+#include "kernels/gpu_spec.hpp"
+#include "kernels/kernel.hpp"
+#include "kernels/roofline.hpp"
+#include "sc_modules/config/schema.hpp"
+#include "sc_modules/registry/registry.hpp"
+#include "sc_modules/tlm/extensions.hpp"
+#include "sc_modules/tlm/protocol.hpp"
+
+namespace ks::hw {
+
+// Work done per kernel class (op kind and name), for reports.
+struct KernelClassStats {
+  std::uint64_t launches = 0;
+  double busy_seconds = 0;
+  double flops = 0;
+  double bytes = 0;
+  std::array<std::uint64_t, 3> bound_counts{};  // by kernels::Bound
+};
+
+class GpuModule : public sc_core::sc_module {
+ public:
+  static constexpr int kMaxStreams = 8;
+
+  proto::GpuTargetSocket<GpuModule> socket;
+
+  GpuModule(const sc_core::sc_module_name& name, int device_id);
+  ~GpuModule() override = default;
+
+  int device_id() const { return device_id_; }
+  virtual const kernels::GpuSpec& spec() const = 0;
+  // Time of one kernel on this GPU.
+  virtual kernels::KernelCost kernel_cost(const kernels::Kernel& kernel) const = 0;
+
+  // When everything issued so far to `stream` (-1: all streams) will have finished.
+  sc_core::sc_time stream_free_at(int stream) const;
+  double busy_seconds() const { return busy_seconds_; }
+  std::uint64_t kernels_executed() const { return kernels_executed_; }
+  const std::map<std::string, KernelClassStats>& kernel_stats() const { return stats_; }
+
+ protected:
+  virtual void b_transport(tlm::tlm_generic_payload& payload, sc_core::sc_time& delay);
+  void launch(proto::KernelLaunch& launch, const sc_core::sc_time& issue_time);
+
+ private:
+  int device_id_;
+  std::array<sc_core::sc_time, kMaxStreams> stream_free_{};
+  double busy_seconds_ = 0;
+  std::uint64_t kernels_executed_ = 0;
+  std::map<std::string, KernelClassStats> stats_;
+};
+
+// What a GPU kind's factory receives.
+struct GpuArgs {
+  std::string instance_name;   // SystemC module name
+  int device_id = 0;
+  config::Params params;
+};
+
+using GpuRegistry = registry::Registry<GpuModule, const GpuArgs&>;
+inline GpuRegistry& gpu_registry() { return GpuRegistry::instance("gpu"); }
+
+}  // namespace ks::hw

@@ -1,0 +1,65 @@
+#pragma once
+// Payload extensions of the GPU protocol. The payload owns its extensions (the payload's
+// destructor deletes them): never attach a stack object. On hot paths take payloads from a
+// PayloadPool, which keeps one extension of each kind attached for reuse.
+#include <cstdint>
+#include <vector>
+
+#include <systemc>
+#include <tlm>
+
+#include "kernels/kernel.hpp"
+#include "kernels/roofline.hpp"
+
+namespace ks::proto {
+
+template <class T>
+struct Extension : tlm::tlm_extension<T> {
+  tlm::tlm_extension_base* clone() const override { return new T(static_cast<const T&>(*this)); }
+  void copy_from(const tlm::tlm_extension_base& other) override {
+    static_cast<T&>(*this) = static_cast<const T&>(other);
+  }
+};
+
+// Launch one kernel (or `repeat` identical kernels back to back, e.g. one per layer) on a stream.
+// The launch is asynchronous: b_transport returns once the launch is accepted; completion is
+// observed with a Synchronize (or, for a stream-level model, the returned `finish` time).
+struct KernelLaunch : Extension<KernelLaunch> {
+  // request
+  kernels::Kernel kernel{};
+  int stream = 0;
+  int repeat = 1;
+  int layer = -1;                   // -1: not a transformer layer (embedding, lm_head, ...)
+  std::uint64_t step = 0;           // engine step id
+  const std::vector<std::uint64_t>* request_ids = nullptr;  // requests in the batch (not owned)
+  // response (filled by the GPU)
+  sc_core::sc_time start;           // absolute start time of the first repeat
+  sc_core::sc_time finish;          // absolute completion time of the last repeat
+  kernels::KernelCost cost{};       // cost of one repeat
+};
+
+// Wait until every kernel issued to a stream (or all streams: stream = -1) has finished.
+struct Synchronize : Extension<Synchronize> {
+  int stream = -1;
+};
+
+enum class CollectiveKind { AllReduce, AllGather, ReduceScatter, AllToAll, SendRecv };
+enum class CollectiveAlgorithm { Auto, Ring, Tree };
+
+struct Collective : Extension<Collective> {
+  CollectiveKind kind = CollectiveKind::AllReduce;
+  double bytes = 0;                // message size per rank
+  std::vector<int> group;          // global GPU ids taking part
+  CollectiveAlgorithm algorithm = CollectiveAlgorithm::Auto;
+  int step = 0;                    // step within the algorithm (ring: 2(n-1) steps)
+  int stream = 1;                  // the communication stream
+};
+
+// A copy between memories: device ids >= 0 are GPUs, -1 is host memory.
+struct MemCopy : Extension<MemCopy> {
+  int src = -1;
+  int dst = 0;
+  double bytes = 0;
+};
+
+}  // namespace ks::proto

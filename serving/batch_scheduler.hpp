@@ -1,0 +1,92 @@
+#pragma once
+// Engine scheduling policies: which requests run in the next step, and how many tokens each.
+// Pure classes (no SystemC), so their invariants are tested without a simulation.
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "sc_modules/config/schema.hpp"
+#include "sc_modules/registry/registry.hpp"
+#include "serving/kv_cache.hpp"
+#include "serving/request.hpp"
+
+namespace ks::serving {
+
+struct ScheduledSequence {
+  Request* request;
+  std::int64_t tokens;         // tokens computed for it in this step
+  std::int64_t cached_before;  // tokens already in its KV cache
+};
+
+struct StepPlan {
+  std::vector<ScheduledSequence> sequences;
+  std::vector<Request*> preempted;  // evicted to make room (recomputed later)
+  std::int64_t num_tokens = 0;
+  bool empty() const { return sequences.empty(); }
+};
+
+struct EmittedToken {
+  Request* request;
+  double previous_token_s;  // when the request's previous token came out; -1 for its first
+};
+
+// Outcome of a finished step.
+struct StepOutcome {
+  std::vector<EmittedToken> emitted;  // requests that produced one token this step
+  std::vector<Request*> finished;     // requests that produced their last token (subset of emitted)
+};
+
+struct SchedulerLimits {
+  std::int64_t max_num_seqs = 256;
+  std::int64_t max_num_batched_tokens = 8192;
+  bool chunked_prefill = true;
+};
+
+class BatchScheduler {
+ public:
+  virtual ~BatchScheduler() = default;
+  virtual void add(Request* request) = 0;
+  virtual StepPlan schedule() = 0;
+  // Applies a step's progress; `now_s` stamps the tokens it produced.
+  virtual StepOutcome complete(const StepPlan& plan, double now_s) = 0;
+  virtual bool has_work() const = 0;
+  virtual std::size_t num_running() const = 0;
+  virtual std::size_t num_waiting() const = 0;
+};
+
+struct SchedulerArgs {
+  config::Params params;
+  KvBlockManager* kv;  // owned by the replica
+};
+
+using SchedulerRegistry = registry::Registry<BatchScheduler, const SchedulerArgs&>;
+inline SchedulerRegistry& scheduler_registry() { return SchedulerRegistry::instance("scheduler"); }
+
+// Continuous batching as in vLLM v1: running requests first (decodes and unfinished prefill
+// chunks, in arrival order), then waiting requests FIFO, all under one token budget per step;
+// prefills are chunked to fit the budget; when KV blocks run out, the most recently admitted
+// running request is preempted and later recomputed.
+class ContinuousBatchingScheduler final : public BatchScheduler {
+ public:
+  ContinuousBatchingScheduler(const SchedulerLimits& limits, KvBlockManager& kv);
+
+  void add(Request* request) override;
+  StepPlan schedule() override;
+  StepOutcome complete(const StepPlan& plan, double now_s) override;
+  bool has_work() const override { return !running_.empty() || !waiting_.empty(); }
+  std::size_t num_running() const override { return running_.size(); }
+  std::size_t num_waiting() const override { return waiting_.size(); }
+
+ private:
+  std::int64_t tokens_to_compute(const Request& r) const { return r.sequence_length() - r.computed_tokens; }
+  void preempt(Request* request, StepPlan& plan);
+
+  SchedulerLimits limits_;
+  KvBlockManager& kv_;
+  std::deque<Request*> running_;
+  std::deque<Request*> waiting_;
+};
+
+}  // namespace ks::serving

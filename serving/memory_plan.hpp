@@ -1,0 +1,38 @@
+#pragma once
+// How a replica's GPU memory divides into weights, activation workspace and KV cache, the way
+// vLLM sizes its cache: usable = memory x gpu_memory_utilization; KV = usable - weights - workspace.
+#include <cstdint>
+#include <string>
+
+#include "kernels/dtype.hpp"
+#include "kernels/model_config.hpp"
+
+namespace ks::serving {
+
+struct MemoryPlan {
+  double usable_bytes = 0;
+  double weight_bytes = 0;      // per GPU
+  double workspace_bytes = 0;   // activations at the largest step
+  double kv_bytes = 0;          // per GPU
+  double kv_bytes_per_token = 0;  // per GPU, all layers on it
+  std::int64_t kv_blocks = 0;
+  std::int64_t kv_tokens = 0;
+};
+
+struct MemoryInputs {
+  double gpu_memory_bytes = 0;
+  double gpu_memory_utilization = 0.9;
+  kernels::DType weight_dtype = kernels::DType::BF16;
+  kernels::DType kv_dtype = kernels::DType::BF16;
+  int tp = 1;
+  std::int64_t block_size = 16;
+  std::int64_t max_num_batched_tokens = 8192;
+  std::int64_t max_num_seqs = 256;
+};
+
+// Throws std::invalid_argument with the numbers when the model does not fit.
+MemoryPlan plan_memory(const kernels::ModelConfig& model, const MemoryInputs& in);
+
+std::string describe_bytes(double bytes);  // "15.0 GiB"
+
+}  // namespace ks::serving

@@ -1,0 +1,77 @@
+#include "serving/replica.hpp"
+
+#include <stdexcept>
+
+#include "kernels/step_decomposer.hpp"
+
+namespace ks::serving {
+
+Replica::Replica(sim::Environment& env, ReplicaSpec spec, hw::HostCpu& host, std::unique_ptr<KvBlockManager> kv,
+                 std::unique_ptr<BatchScheduler> scheduler, MetricsRecorder& metrics)
+    : env_(env),
+      spec_(std::move(spec)),
+      host_(host),
+      kv_(std::move(kv)),
+      scheduler_(std::move(scheduler)),
+      metrics_(metrics),
+      inbox_(env) {
+  env_.process([this] { engine_loop(); }, spec_.name + ".engine");
+}
+
+void Replica::submit(Request* request) {
+  const std::int64_t needed = kv_->blocks_for(request->prompt_tokens + request->output_tokens);
+  if (needed > kv_->num_blocks())
+    throw std::runtime_error("request " + std::to_string(request->id) + " needs " + std::to_string(needed) +
+                             " KV blocks for " + std::to_string(request->prompt_tokens) + "+" +
+                             std::to_string(request->output_tokens) + " tokens, but replica '" + spec_.name +
+                             "' has only " + std::to_string(kv_->num_blocks()));
+  ++outstanding_;
+  inbox_.put(request);
+}
+
+kernels::StepBatch Replica::to_batch(const StepPlan& plan) {
+  kernels::StepBatch batch;
+  batch_ids_.clear();
+  for (const ScheduledSequence& s : plan.sequences) {
+    const Request& r = *s.request;
+    batch_ids_.push_back(r.id);
+    const bool decode = s.tokens == 1 && r.generated > 0 && s.cached_before == r.sequence_length() - 1;
+    if (decode) {
+      batch.decode_contexts.push_back(s.cached_before + 1);
+    } else {
+      const bool last = s.cached_before + s.tokens == r.sequence_length();
+      batch.prefills.push_back({s.tokens, s.cached_before, last});
+    }
+  }
+  return batch;
+}
+
+void Replica::engine_loop() {
+  for (;;) {
+    if (!scheduler_->has_work()) scheduler_->add(inbox_.get());  // idle: sleep until a request
+    while (auto r = inbox_.try_get()) scheduler_->add(*r);
+
+    const StepPlan plan = scheduler_->schedule();
+    if (plan.empty())
+      throw std::runtime_error("replica '" + spec_.name + "' cannot schedule any request (KV cache of " +
+                               std::to_string(kv_->num_blocks()) + " blocks)");
+    stats_.preemptions += plan.preempted.size();
+
+    const kernels::StepBatch batch = to_batch(plan);
+    const kernels::StepKernels kernels =
+        kernels::decompose_step(spec_.model, batch, spec_.weight_dtype, spec_.kv_dtype, spec_.parallel);
+    const hw::StepTiming timing = host_.execute_step(kernels, stats_.steps, &batch_ids_);
+
+    ++stats_.steps;
+    stats_.kernels += timing.kernels;
+    stats_.busy_s += sim::to_seconds(timing.total);
+    stats_.host_s += sim::to_seconds(timing.host_before + timing.host_after);
+    stats_.gpu_wait_s += sim::to_seconds(timing.gpu_wait);
+
+    const StepOutcome outcome = scheduler_->complete(plan, env_.now_seconds());
+    metrics_.record(outcome, env_.now_seconds());
+    outstanding_ -= outcome.finished.size();
+  }
+}
+
+}  // namespace ks::serving
