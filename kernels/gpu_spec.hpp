@@ -1,0 +1,36 @@
+#pragma once
+// Spec-sheet description of one GPU: what the roofline (and later the learned efficiency model)
+// needs. All quantities in SI base units. A YAML catalog will construct these too.
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kernels/dtype.hpp"
+
+namespace ks::kernels {
+
+struct GpuSpec {
+  std::string name;
+  // DENSE peak FLOP/s (OP/s for integers) per dtype: tensor-core rates for 16-bit and narrower,
+  // the non-tensor (CUDA core) rate for FP32. A missing entry means the dtype is unsupported.
+  std::map<DType, double> peak_flops;
+  double hbm_bandwidth = 0;  // B/s
+  // Physical device memory. HBM/GDDR capacities marketed as "80 GB" are binary (80 GiB); the
+  // driver reserves part of it, which the serving memory model accounts for, not this number.
+  double memory_bytes = 0;
+  int num_sms = 0;
+  double l2_bytes = 0;
+  double clock_hz = 0;  // boost clock the vendor's tensor-core peaks are computed at
+  std::string source;   // where the numbers come from (spec sheets, whitepapers)
+
+  // Throws std::invalid_argument if this GPU has no peak for dtype (e.g. fp8 on A100).
+  double peak(DType dtype) const;
+  bool supports(DType dtype) const { return peak_flops.count(dtype) != 0; }
+};
+
+// Built-in presets; nullptr if unknown. Lookup is ASCII case-insensitive.
+const GpuSpec* find_builtin_gpu(std::string_view name);
+std::vector<std::string> builtin_gpu_names();
+
+}  // namespace ks::kernels

@@ -1,0 +1,47 @@
+#include "kernels/kernel.hpp"
+
+namespace ks::kernels {
+
+std::string_view op_name(OpKind op) {
+  switch (op) {
+    case OpKind::Embedding:
+      return "embedding";
+    case OpKind::RmsNorm:
+      return "rms_norm";
+    case OpKind::Gemm:
+      return "gemm";
+    case OpKind::Rope:
+      return "rope";
+    case OpKind::AttentionPrefill:
+      return "attention_prefill";
+    case OpKind::AttentionDecode:
+      return "attention_decode";
+    case OpKind::SiluMul:
+      return "silu_mul";
+    case OpKind::Gelu:
+      return "gelu";
+    case OpKind::Add:
+      return "add";
+    case OpKind::Sampling:
+      return "sampling";
+    case OpKind::AllReduce:
+      return "all_reduce";
+    case OpKind::AllGather:
+      return "all_gather";
+  }
+  return "unknown";
+}
+
+std::string_view phase_name(Phase phase) {
+  switch (phase) {
+    case Phase::Prefill:
+      return "prefill";
+    case Phase::Decode:
+      return "decode";
+    case Phase::Mixed:
+      return "mixed";
+  }
+  return "unknown";
+}
+
+}  // namespace ks::kernels

@@ -1,0 +1,49 @@
+#pragma once
+// One GPU kernel of a serving step, described by what a cost model needs: operation, shape,
+// work (FLOPs) and HBM traffic (bytes).
+#include <cstdint>
+#include <string_view>
+
+#include "kernels/dtype.hpp"
+
+namespace ks::kernels {
+
+enum class OpKind {
+  Embedding,
+  RmsNorm,
+  Gemm,  // includes the LM head (name "lm_head")
+  Rope,
+  AttentionPrefill,
+  AttentionDecode,
+  SiluMul,
+  Gelu,
+  Add,
+  Sampling,
+  AllReduce,  // collectives: priced by the interconnect model, not the roofline
+  AllGather,
+};
+
+// Which part of the batch a kernel serves; shared kernels of a mixed batch are Mixed.
+enum class Phase { Prefill, Decode, Mixed };
+
+struct Kernel {
+  OpKind op;
+  const char* name;  // static string, stable per kernel role ("qkv_proj"); never freed
+  DType dtype;       // compute dtype: selects the peak FLOP/s
+  // Shape, by kind. Gemm: [m x k] . [k x n]. Attention: m = query tokens, n = key/value tokens
+  // read (summed over sequences), k = head_dim. Elementwise/norm: m = tokens, n = row width.
+  // Collectives: m = tokens, n = row width of the reduced/gathered tensor.
+  std::int64_t m = 0, n = 0, k = 0;
+  double flops = 0;
+  // HBM traffic (reads + writes). For collectives: the size of the full tensor per rank, as in
+  // nccl-tests' "size".
+  double bytes = 0;
+  Phase phase = Phase::Mixed;
+};
+
+std::string_view op_name(OpKind op);
+std::string_view phase_name(Phase phase);
+
+inline bool is_collective(OpKind op) { return op == OpKind::AllReduce || op == OpKind::AllGather; }
+
+}  // namespace ks::kernels

@@ -1,0 +1,45 @@
+#pragma once
+// Shape of a decoder-only transformer, enough to derive every kernel of a serving step.
+// Field names follow the HF config.json keys they come from (a later HF loader fills them).
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kernels/dtype.hpp"
+
+namespace ks::kernels {
+
+struct ModelConfig {
+  std::string name;
+  int num_layers = 0;         // num_hidden_layers
+  int hidden_size = 0;        // hidden_size
+  int num_heads = 0;          // num_attention_heads
+  int num_kv_heads = 0;       // num_key_value_heads (== num_heads without GQA)
+  int head_dim = 0;           // head_dim, usually hidden_size / num_heads
+  int intermediate_size = 0;  // MLP hidden size (per expert for MoE)
+  int vocab_size = 0;
+  bool gated_mlp = true;  // SwiGLU: gate and up projections, then SiLU(gate) * up
+  bool tied_embeddings = false;
+  int num_experts = 0;  // 0 = dense MLP
+  int experts_per_token = 0;
+  int max_position_embeddings = 4096;
+
+  // Llama-style count without bias terms: embeddings, (untied) LM head, per layer
+  // Q/K/V/O + MLP (x num_experts plus router for MoE) + two RMSNorm weights, final norm.
+  std::int64_t parameter_count() const;
+  // All parameters stored in one dtype (norm weights are a rounding error at this scale).
+  double weight_bytes(DType dtype) const;
+  // KV cache for one token over all layers, K and V.
+  double kv_bytes_per_token(DType kv) const;
+
+  // Throws std::invalid_argument naming the model and the offending field.
+  void validate() const;
+};
+
+// Presets with the values of the public HF config.json files; nullptr if unknown.
+// Lookup is ASCII case-insensitive ("Llama-2-7b" finds "llama-2-7b").
+const ModelConfig* find_builtin_model(std::string_view name);
+std::vector<std::string> builtin_model_names();
+
+}  // namespace ks::kernels

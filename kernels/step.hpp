@@ -1,0 +1,40 @@
+#pragma once
+// What the engine runs in one iteration: prefill chunks and decode tokens, and how the model
+// is split across GPUs.
+#include <cstdint>
+#include <vector>
+
+namespace ks::kernels {
+
+struct PrefillChunk {
+  std::int64_t tokens;  // prompt tokens processed in this step
+  std::int64_t
+      cached;  // tokens of this sequence already in the KV cache (earlier chunks, prefix hits)
+  bool last_chunk = true;  // the chunk completes the prompt, so the step samples its first token
+};
+
+struct StepBatch {
+  std::vector<PrefillChunk> prefills;
+  std::vector<std::int64_t> decode_contexts;  // per decode sequence: context incl. the new token
+
+  // Tokens through the dense layers: all prefill chunk tokens + one per decode.
+  std::int64_t num_tokens() const {
+    std::int64_t total = static_cast<std::int64_t>(decode_contexts.size());
+    for (const PrefillChunk& chunk : prefills) total += chunk.tokens;
+    return total;
+  }
+  // Rows that reach the LM head: every decode + every prefill that finishes its prompt.
+  std::int64_t sampled_tokens() const {
+    std::int64_t total = static_cast<std::int64_t>(decode_contexts.size());
+    for (const PrefillChunk& chunk : prefills) total += chunk.last_chunk ? 1 : 0;
+    return total;
+  }
+  bool empty() const { return prefills.empty() && decode_contexts.empty(); }
+};
+
+struct ParallelConfig {
+  int tp = 1;  // tensor parallel: Megatron-style column/row split of every layer
+  int pp = 1;  // pipeline parallel: contiguous blocks of layers per stage
+};
+
+}  // namespace ks::kernels

@@ -1,0 +1,49 @@
+#pragma once
+// Turns one engine step (a batch of prefill chunks and decodes) into the kernels one GPU runs.
+//
+// Conventions (vLLM-like dense Llama-family decoder):
+// * Activations are 16-bit (bf16/fp16, 2 bytes) whatever the weight dtype; fp32 weights imply
+//   fp32 activations. Attention, norms and elementwise kernels compute in the activation dtype.
+// * GEMMs compute in the weight dtype (fp8/int8 = W8A8 tensor-core GEMMs), except int4, which is
+//   weight-only quantisation dequantised into a 16-bit GEMM. GEMM input activations are still
+//   counted at 2 bytes (the quantised copy of the input is not modelled).
+// * The LM head (tied or not) uses the weight dtype like every other matrix.
+// * Bytes are HBM traffic (reads + writes) assuming each operand crosses HBM once; FLOPs of
+//   elementwise kernels are nominal (they are memory-bound on every GPU of interest).
+// * Tensor parallelism follows Megatron/vLLM: QKV and gate/up split by columns, O and down by
+//   rows followed by an all-reduce; KV heads are replicated when tp > num_kv_heads; the
+//   vocab-parallel embedding ends in an all-reduce and the LM-head logits are gathered.
+// * Pipeline transfers between stages are not kernels; the interconnect model adds them.
+#include <vector>
+
+#include "kernels/dtype.hpp"
+#include "kernels/kernel.hpp"
+#include "kernels/model_config.hpp"
+#include "kernels/step.hpp"
+
+namespace ks::kernels {
+
+struct StepKernels {
+  std::vector<Kernel> pre;  // embedding (+ its all-reduce under TP); first pipeline stage only
+  std::vector<Kernel> per_layer;  // one transformer layer in execution order; layers are identical
+  int num_layers = 0;             // layers on the busiest pipeline stage (ceil(layers / pp))
+  std::vector<Kernel> post;       // final norm, lm_head, logits gather, sampling; last stage only
+};
+
+// Throws std::invalid_argument for MoE models, invalid model/parallel configs or batch entries
+// (tokens < 1, cached < 0, decode context < 1). An empty batch yields no kernels.
+StepKernels decompose_step(const ModelConfig& model, const StepBatch& batch, DType weight_dtype,
+                           DType kv_dtype, const ParallelConfig& parallel = {});
+
+// Same, refilling `out` in place: after the first call a simulator loop allocates nothing.
+void decompose_step(const ModelConfig& model, const StepBatch& batch, DType weight_dtype,
+                    DType kv_dtype, const ParallelConfig& parallel, StepKernels& out);
+
+// Dtype of activations for a given weight dtype (see conventions above).
+DType activation_dtype(DType weight_dtype);
+// Dtype a GEMM with these weights computes in (selects its peak FLOP/s).
+DType gemm_compute_dtype(DType weight_dtype);
+// Layers on the busiest pipeline stage; vLLM gives the remainder to single extra layers.
+int layers_per_stage(int num_layers, int pp);
+
+}  // namespace ks::kernels

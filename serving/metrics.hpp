@@ -1,0 +1,56 @@
+#pragma once
+// The `vllm bench serve` metric set (vLLM benchmarks/benchmark_serving.py), so simulated results
+// sit next to measured ones: TTFT, TPOT (excluding the first token), ITL, E2EL and throughputs.
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace ks::serving {
+
+// One completed request; times in seconds on the simulation clock.
+struct RequestRecord {
+  std::uint64_t id;
+  double arrival_s;
+  double first_token_s;
+  double finish_s;
+  std::int64_t prompt_tokens;
+  std::int64_t output_tokens;
+};
+
+struct LatencyStats {
+  double mean_ms, median_ms, p90_ms, p99_ms, std_ms;
+};
+
+struct BenchmarkSummary {
+  std::int64_t completed;
+  double duration_s;
+  std::int64_t total_input_tokens, total_output_tokens;
+  double request_throughput, output_throughput, total_token_throughput;  // per second
+  LatencyStats ttft, tpot, itl, e2el;
+};
+
+// numpy.percentile with its default (linear) method; q in [0, 100] (else std::invalid_argument).
+// An empty set gives 0, as vLLM's `np.percentile(xs or 0, q)` does.
+double percentile(std::vector<double> values, double q);
+
+// Mean, median, p90, p99 and population std (numpy ddof=0) in milliseconds of values in seconds.
+// All zero for an empty set.
+LatencyStats latency_stats(const std::vector<double>& values_s);
+
+// TTFT = first_token - arrival; E2EL = finish - arrival; TPOT = (E2EL - TTFT) / (output - 1) for
+// requests with more than one output token only; ITL = every inter-token gap of every request
+// (itls_s, seconds). Throughputs divide by duration_s (0 when duration_s <= 0).
+BenchmarkSummary summarize(const std::vector<RequestRecord>& requests,
+                           const std::vector<double>& itls_s, double duration_s);
+
+// The text block `vllm bench serve` prints (Mean/Median/P99 of TTFT, TPOT, ITL and E2EL),
+// byte for byte the same layout; every line ends in '\n'.
+std::string format_table(const BenchmarkSummary& summary);
+
+// Flat object: completed, duration_s, total_input_tokens, total_output_tokens,
+// request_throughput, output_throughput, total_token_throughput and, for m in ttft, tpot, itl,
+// e2el: mean_<m>_ms, median_<m>_ms, p90_<m>_ms, p99_<m>_ms, std_<m>_ms.
+nlohmann::json to_json(const BenchmarkSummary& summary);
+
+}  // namespace ks::serving

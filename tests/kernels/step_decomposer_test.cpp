@@ -1,0 +1,266 @@
+#include "kernels/step_decomposer.hpp"
+
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace ks::kernels {
+namespace {
+
+const ModelConfig& llama2_7b() { return *find_builtin_model("llama-2-7b"); }
+const ModelConfig& llama2_70b() { return *find_builtin_model("llama-2-70b"); }
+
+std::vector<std::string> names(const std::vector<Kernel>& kernels) {
+  std::vector<std::string> out;
+  for (const Kernel& k : kernels) out.emplace_back(k.name);
+  return out;
+}
+
+const Kernel& find(const std::vector<Kernel>& kernels, const std::string& name) {
+  for (const Kernel& k : kernels) {
+    if (name == k.name) return k;
+  }
+  throw std::runtime_error("no kernel " + name);
+}
+
+int count(const std::vector<Kernel>& kernels, OpKind op) {
+  int n = 0;
+  for (const Kernel& k : kernels) n += k.op == op ? 1 : 0;
+  return n;
+}
+
+StepBatch mixed_batch() {
+  StepBatch b;
+  b.prefills = {{3, 2}, {4, 0}};
+  b.decode_contexts = {10, 20};
+  return b;
+}
+
+TEST(StepBatch, TokenCounts) {
+  StepBatch b = mixed_batch();
+  EXPECT_EQ(b.num_tokens(), 3 + 4 + 2);
+  EXPECT_EQ(b.sampled_tokens(), 2 + 2);
+  b.prefills[0].last_chunk = false;
+  EXPECT_EQ(b.sampled_tokens(), 3);
+}
+
+TEST(StepDecomposer, KernelOrderSingleGpu) {
+  const StepKernels s = decompose_step(llama2_7b(), mixed_batch(), DType::BF16, DType::BF16);
+  EXPECT_EQ(names(s.pre), (std::vector<std::string>{"embedding"}));
+  EXPECT_EQ(names(s.per_layer),
+            (std::vector<std::string>{
+                "input_layernorm", "qkv_proj", "rotary_emb", "attention_prefill",
+                "attention_decode", "o_proj", "attn_residual_add", "post_attention_layernorm",
+                "gate_up_proj", "silu_mul", "down_proj", "mlp_residual_add"}));
+  EXPECT_EQ(names(s.post), (std::vector<std::string>{"final_layernorm", "lm_head", "sampler"}));
+  EXPECT_EQ(s.num_layers, 32);
+  EXPECT_EQ(count(s.per_layer, OpKind::AllReduce), 0);
+}
+
+TEST(StepDecomposer, KernelOrderWithTensorParallel) {
+  StepBatch b;
+  b.decode_contexts = {100};
+  const StepKernels s = decompose_step(llama2_7b(), b, DType::BF16, DType::BF16, {2, 1});
+  EXPECT_EQ(names(s.pre), (std::vector<std::string>{"embedding", "embedding_all_reduce"}));
+  EXPECT_EQ(names(s.per_layer),
+            (std::vector<std::string>{
+                "input_layernorm", "qkv_proj", "rotary_emb", "attention_decode", "o_proj",
+                "attn_all_reduce", "attn_residual_add", "post_attention_layernorm", "gate_up_proj",
+                "silu_mul", "down_proj", "mlp_all_reduce", "mlp_residual_add"}));
+  EXPECT_EQ(names(s.post), (std::vector<std::string>{"final_layernorm", "lm_head",
+                                                     "logits_all_gather", "sampler"}));
+  for (const Kernel& k : s.per_layer) EXPECT_EQ(k.phase, Phase::Decode) << k.name;
+}
+
+TEST(StepDecomposer, GemmFlopsAndBytesByHand) {
+  StepBatch b;
+  b.prefills = {{100, 0}};
+  const StepKernels s = decompose_step(llama2_7b(), b, DType::BF16, DType::BF16);
+  const Kernel& qkv = find(s.per_layer, "qkv_proj");
+  // Llama-2-7B: 32 heads + 2 x 32 KV heads, head_dim 128 -> N = 12288, K = 4096.
+  EXPECT_EQ(qkv.op, OpKind::Gemm);
+  EXPECT_EQ(qkv.m, 100);
+  EXPECT_EQ(qkv.n, 12288);
+  EXPECT_EQ(qkv.k, 4096);
+  EXPECT_DOUBLE_EQ(qkv.flops, 2.0 * 100 * 12288 * 4096);  // 10.07 GFLOP
+  // bf16: input 100x4096, output 100x12288, weights 4096x12288, 2 bytes each.
+  EXPECT_DOUBLE_EQ(qkv.bytes, 2.0 * (100.0 * 4096 + 100.0 * 12288 + 4096.0 * 12288));
+
+  const Kernel& down = find(s.per_layer, "down_proj");
+  EXPECT_EQ(down.n, 4096);
+  EXPECT_EQ(down.k, 11008);
+  EXPECT_EQ(find(s.per_layer, "gate_up_proj").n, 2 * 11008);
+}
+
+TEST(StepDecomposer, PrefillAttentionFlopsByHand) {
+  StepBatch b;
+  b.prefills = {{3, 2}, {4, 0}};
+  const StepKernels s = decompose_step(llama2_7b(), b, DType::BF16, DType::BF16);
+  // Causal pairs, counted position by position: query at absolute position p sees p + 1 keys.
+  long pairs = 0;
+  for (int p = 2; p < 5; ++p) pairs += p + 1;  // chunk 1: positions 2, 3, 4 -> 3 + 4 + 5
+  for (int p = 0; p < 4; ++p) pairs += p + 1;  // chunk 2: positions 0..3 -> 1 + 2 + 3 + 4
+  ASSERT_EQ(pairs, 22);
+  const Kernel& attn = find(s.per_layer, "attention_prefill");
+  // QK^T and PV: 2 x 2 x head_dim FLOPs per pair per head; 32 heads x 128.
+  EXPECT_DOUBLE_EQ(attn.flops, 4.0 * 32 * 128 * pairs);
+  EXPECT_EQ(attn.m, 7);
+  EXPECT_EQ(attn.n, 9);  // keys read: (2 + 3) + (0 + 4)
+  EXPECT_EQ(attn.phase, Phase::Prefill);
+  const double row = 32.0 * 128 * 2;  // one token's K (or V, or Q, or O) in bf16
+  EXPECT_DOUBLE_EQ(attn.bytes, 7 * row /* Q */ + 7 * row /* O */ + 9 * 2 * row /* K,V read */ +
+                                   7 * 2 * row /* K,V write */);
+  // No decode in the batch: no decode attention kernel.
+  EXPECT_EQ(count(s.per_layer, OpKind::AttentionDecode), 0);
+}
+
+TEST(StepDecomposer, DecodeAttentionBytesDominatedByKvCache) {
+  StepBatch b;
+  b.decode_contexts = {1000, 3000};
+  const ModelConfig& m = *find_builtin_model("llama-3-8b");
+  const StepKernels s = decompose_step(m, b, DType::BF16, DType::FP8);
+  const Kernel& attn = find(s.per_layer, "attention_decode");
+  // KV cache: 4000 tokens x (K + V) x 8 KV heads x 128 x 1 byte (fp8) = 8,192,000 B.
+  const double kv_read = 4000.0 * 2 * 8 * 128 * 1;
+  const double q_and_o = 2.0 * 2 * 32 * 128 * 2;  // 2 sequences, bf16 Q in and O out
+  const double kv_write = 2.0 * 2 * 8 * 128 * 1;  // new token's K and V, 2 sequences
+  EXPECT_DOUBLE_EQ(attn.bytes, kv_read + q_and_o + kv_write);
+  EXPECT_GT(kv_read / attn.bytes, 0.99);
+  EXPECT_DOUBLE_EQ(attn.flops, 4.0 * 32 * 128 * 4000);
+  EXPECT_EQ(attn.m, 2);
+  EXPECT_EQ(attn.n, 4000);
+}
+
+TEST(StepDecomposer, TensorParallelHalvesGemmsAndAddsAllReduces) {
+  StepBatch b;
+  b.prefills = {{256, 0}};
+  const StepKernels tp1 = decompose_step(llama2_7b(), b, DType::BF16, DType::BF16, {1, 1});
+  const StepKernels tp2 = decompose_step(llama2_7b(), b, DType::BF16, DType::BF16, {2, 1});
+  for (const char* col : {"qkv_proj", "gate_up_proj"}) {
+    EXPECT_EQ(find(tp2.per_layer, col).n * 2, find(tp1.per_layer, col).n) << col;
+    EXPECT_EQ(find(tp2.per_layer, col).k, find(tp1.per_layer, col).k) << col;
+  }
+  for (const char* row : {"o_proj", "down_proj"}) {
+    EXPECT_EQ(find(tp2.per_layer, row).k * 2, find(tp1.per_layer, row).k) << row;
+    EXPECT_EQ(find(tp2.per_layer, row).n, find(tp1.per_layer, row).n) << row;
+  }
+  EXPECT_DOUBLE_EQ(find(tp2.per_layer, "attention_prefill").flops * 2,
+                   find(tp1.per_layer, "attention_prefill").flops);
+  EXPECT_EQ(count(tp2.per_layer, OpKind::AllReduce), 2);
+  const Kernel& ar = find(tp2.per_layer, "attn_all_reduce");
+  EXPECT_DOUBLE_EQ(ar.bytes, 256.0 * 4096 * 2);
+  EXPECT_DOUBLE_EQ(ar.flops, 0.0);
+  EXPECT_EQ(find(tp2.post, "lm_head").n, 16000);
+}
+
+TEST(StepDecomposer, KvHeadsReplicatedBeyondTheirCount) {
+  StepBatch b;
+  b.decode_contexts = {64};
+  // Llama-2-70B: 64 query heads, 8 KV heads; tp=16 -> 4 query heads and 1 (replicated) KV head.
+  const StepKernels s = decompose_step(llama2_70b(), b, DType::BF16, DType::BF16, {16, 1});
+  EXPECT_EQ(find(s.per_layer, "qkv_proj").n, (4 + 2 * 1) * 128);
+  EXPECT_THROW(decompose_step(llama2_70b(), b, DType::BF16, DType::BF16, {3, 1}),
+               std::invalid_argument);
+}
+
+TEST(StepDecomposer, LmHeadOnlyOverSampledTokens) {
+  StepBatch b;
+  b.prefills = {{512, 0, /*last_chunk=*/false}, {100, 412, true}};
+  b.decode_contexts = {7, 8, 9};
+  const StepKernels s = decompose_step(llama2_7b(), b, DType::BF16, DType::BF16);
+  EXPECT_EQ(find(s.post, "final_layernorm").m, 512 + 100 + 3);
+  const Kernel& lm = find(s.post, "lm_head");
+  EXPECT_EQ(lm.m, 4);
+  EXPECT_DOUBLE_EQ(lm.flops, 2.0 * 4 * 32000 * 4096);
+  EXPECT_EQ(find(s.post, "sampler").m, 4);
+
+  StepBatch mid_prompt;
+  mid_prompt.prefills = {{512, 0, false}};
+  const StepKernels none = decompose_step(llama2_7b(), mid_prompt, DType::BF16, DType::BF16);
+  EXPECT_EQ(names(none.post), (std::vector<std::string>{"final_layernorm"}));
+}
+
+TEST(StepDecomposer, EmbeddingAndElementwiseTraffic) {
+  StepBatch b;
+  b.prefills = {{10, 0}};
+  const StepKernels s = decompose_step(llama2_7b(), b, DType::BF16, DType::BF16);
+  EXPECT_DOUBLE_EQ(s.pre[0].bytes, 10.0 * 4096 * 2 * 2);  // gather: read + write
+  EXPECT_DOUBLE_EQ(find(s.per_layer, "attn_residual_add").bytes, 3.0 * 10 * 4096 * 2);
+  EXPECT_DOUBLE_EQ(find(s.per_layer, "silu_mul").bytes, 3.0 * 10 * 11008 * 2);
+}
+
+TEST(StepDecomposer, QuantisedWeights) {
+  StepBatch b;
+  b.decode_contexts = {128};
+  const StepKernels int4 = decompose_step(llama2_7b(), b, DType::INT4, DType::BF16);
+  const Kernel& qkv = find(int4.per_layer, "qkv_proj");
+  EXPECT_EQ(qkv.dtype, DType::BF16);  // weight-only: dequantised into a 16-bit GEMM
+  EXPECT_DOUBLE_EQ(qkv.bytes, (4096.0 + 12288) * 2 + 4096.0 * 12288 * 0.5);
+  const StepKernels fp8 = decompose_step(llama2_7b(), b, DType::FP8, DType::FP8);
+  EXPECT_EQ(find(fp8.per_layer, "qkv_proj").dtype, DType::FP8);
+  EXPECT_EQ(find(fp8.per_layer, "silu_mul").dtype, DType::BF16);
+}
+
+TEST(StepDecomposer, NonGatedMlpUsesGelu) {
+  ModelConfig m = llama2_7b();
+  m.gated_mlp = false;
+  StepBatch b;
+  b.decode_contexts = {5};
+  const StepKernels s = decompose_step(m, b, DType::FP16, DType::FP16);
+  EXPECT_EQ(find(s.per_layer, "up_proj").n, 11008);
+  EXPECT_EQ(count(s.per_layer, OpKind::Gelu), 1);
+  EXPECT_EQ(count(s.per_layer, OpKind::SiluMul), 0);
+}
+
+TEST(StepDecomposer, PipelineStagesSplitLayers) {
+  StepBatch b;
+  b.decode_contexts = {5};
+  EXPECT_EQ(decompose_step(llama2_70b(), b, DType::BF16, DType::BF16, {1, 4}).num_layers, 20);
+  EXPECT_EQ(decompose_step(llama2_70b(), b, DType::BF16, DType::BF16, {1, 3}).num_layers, 27);
+}
+
+TEST(StepDecomposer, RejectsMoeAndBadBatches) {
+  ModelConfig moe = llama2_7b();
+  moe.num_experts = 8;
+  moe.experts_per_token = 2;
+  StepBatch b;
+  b.decode_contexts = {5};
+  try {
+    decompose_step(moe, b, DType::BF16, DType::BF16);
+    FAIL() << "expected invalid_argument";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_EQ(std::string(e.what()), "MoE not supported yet");
+  }
+  StepBatch bad;
+  bad.decode_contexts = {0};
+  EXPECT_THROW(decompose_step(llama2_7b(), bad, DType::BF16, DType::BF16), std::invalid_argument);
+  bad = {};
+  bad.prefills = {{0, 0}};
+  EXPECT_THROW(decompose_step(llama2_7b(), bad, DType::BF16, DType::BF16), std::invalid_argument);
+}
+
+TEST(StepDecomposer, EmptyBatchHasNoKernels) {
+  const StepKernels s = decompose_step(llama2_7b(), StepBatch{}, DType::BF16, DType::BF16);
+  EXPECT_TRUE(s.pre.empty());
+  EXPECT_TRUE(s.per_layer.empty());
+  EXPECT_TRUE(s.post.empty());
+}
+
+// The in-place overload is what a simulator loop calls: it must not reallocate.
+TEST(StepDecomposer, RefillReusesStorage) {
+  StepKernels out;
+  decompose_step(llama2_7b(), mixed_batch(), DType::BF16, DType::BF16, {}, out);
+  const Kernel* layer_data = out.per_layer.data();
+  const Kernel* post_data = out.post.data();
+  StepBatch decode_only;
+  decode_only.decode_contexts = {50, 60, 70};
+  decompose_step(llama2_7b(), decode_only, DType::BF16, DType::BF16, {}, out);
+  EXPECT_EQ(out.per_layer.data(), layer_data);
+  EXPECT_EQ(out.post.data(), post_data);
+  EXPECT_EQ(find(out.per_layer, "qkv_proj").m, 3);
+}
+
+}  // namespace
+}  // namespace ks::kernels
