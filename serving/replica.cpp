@@ -58,9 +58,8 @@ void Replica::engine_loop() {
     stats_.preemptions += plan.preempted.size();
 
     const kernels::StepBatch batch = to_batch(plan);
-    const kernels::StepKernels kernels =
-        kernels::decompose_step(spec_.model, batch, spec_.weight_dtype, spec_.kv_dtype, spec_.parallel);
-    const hw::StepTiming timing = host_.execute_step(kernels, stats_.steps, &batch_ids_);
+    kernels::decompose_step(spec_.model, batch, spec_.weight_dtype, spec_.kv_dtype, spec_.parallel, kernels_);
+    const hw::StepTiming timing = host_.execute_step(kernels_, stats_.steps, &batch_ids_);
 
     ++stats_.steps;
     stats_.kernels += timing.kernels;

@@ -11,6 +11,7 @@
 #include "kernels/dtype.hpp"
 #include "kernels/model_config.hpp"
 #include "kernels/step.hpp"
+#include "kernels/step_decomposer.hpp"
 #include "sc_modules/sim/sim.hpp"
 #include "serving/batch_scheduler.hpp"
 #include "serving/kv_cache.hpp"
@@ -59,6 +60,7 @@ class Replica {
   std::size_t outstanding_ = 0;
   ReplicaStats stats_;
   std::vector<std::uint64_t> batch_ids_;
+  kernels::StepKernels kernels_;  // refilled every step
 };
 
 }  // namespace ks::serving

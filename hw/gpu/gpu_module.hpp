@@ -28,7 +28,7 @@ struct KernelClassStats {
   double busy_seconds = 0;
   double flops = 0;
   double bytes = 0;
-  std::array<std::uint64_t, 3> bound_counts{};  // by kernels::Bound
+  std::array<std::uint64_t, 4> bound_counts{};  // by kernels::Bound
 };
 
 class GpuModule : public sc_core::sc_module {

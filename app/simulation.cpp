@@ -1,0 +1,195 @@
+#include "app/simulation.hpp"
+
+#include <stdexcept>
+
+#include "kernels/dtype.hpp"
+#include "kernels/model_config.hpp"
+#include "serving/batch_scheduler.hpp"
+
+namespace ks::app {
+namespace {
+
+config::Schema scenario_schema() {
+  config::Schema s("A serving scenario: model, hardware, engine, workload and outputs.");
+  s.string("name", std::string("scenario"), "scenario name (used for the default output folder)")
+      .integer("seed", 0, "global seed; every component draws from its own stream derived from it", 0)
+      .integer("replicas", 1, "engine replicas behind the router", 1, 4096);
+  return s;
+}
+
+std::vector<std::string> dtype_choices() { return {"fp32", "fp16", "bf16", "fp8", "int8", "int4"}; }
+
+config::Schema model_schema() {
+  std::string known;
+  for (const auto& n : kernels::builtin_model_names()) known += (known.empty() ? "" : ", ") + n;
+  config::Schema s("The served model.");
+  s.string("name", std::nullopt, "model preset (" + known + ")")
+      .choice("dtype", dtype_choices(), std::string("bf16"), "weight dtype")
+      .choice("kv_dtype", [] {
+        auto c = dtype_choices();
+        c.insert(c.begin(), "auto");
+        return c;
+      }(), std::string("auto"), "KV-cache dtype; auto = activation dtype (16-bit)");
+  return s;
+}
+
+config::Schema cache_schema() {
+  config::Schema s("KV-cache sizing, as vLLM's cache config.");
+  s.integer("block_size", 16, "tokens per KV-cache block", 1, 1024)
+      .number("gpu_memory_utilization", 0.9, "fraction of GPU memory the engine may use", 0.01, 1.0);
+  return s;
+}
+
+config::Schema output_schema() {
+  config::Schema s("Where results go.");
+  s.string("dir", std::string(""), "output folder (default: results/<name>)");
+  return s;
+}
+
+kernels::DType dtype_param(const config::Params& p, const std::string& key) {
+  return *kernels::parse_dtype(p.string(key));
+}
+
+}  // namespace
+
+Simulation::Simulation(config::Document& scenario) {
+  config::Section root = scenario.root();
+  const config::Params top = root.resolve(scenario_schema());
+  name_ = top.string("name");
+  seed_ = static_cast<std::uint64_t>(top.integer("seed"));
+  const int num_replicas = static_cast<int>(top.integer("replicas"));
+
+  // Model.
+  const config::Section model_sec = root.section("model");
+  const config::Params model_p = model_sec.resolve(model_schema());
+  const kernels::ModelConfig* model = kernels::find_builtin_model(model_p.string("name"));
+  if (model == nullptr) {
+    std::string known;
+    for (const auto& n : kernels::builtin_model_names()) known += (known.empty() ? "" : ", ") + n;
+    throw config::ConfigError(model_p.mark("name"), "model.name",
+                              "unknown model '" + model_p.string("name") + "' (known: " + known + ")");
+  }
+  model_name_ = model->name;
+  const kernels::DType weight_dtype = dtype_param(model_p, "dtype");
+  const kernels::DType kv_dtype = model_p.string("kv_dtype") == "auto" ? kernels::activation_dtype(weight_dtype)
+                                                                        : dtype_param(model_p, "kv_dtype");
+
+  // Hardware kinds.
+  const config::Section hw_sec = root.section("hardware");
+  const config::Section gpu_sec = hw_sec.section("gpu");
+  const auto& gpu_entry = hw::gpu_registry().get(gpu_sec.kind("catalog"), gpu_sec.mark("kind"), "hardware.gpu.kind");
+  const config::Params gpu_p = gpu_sec.resolve(gpu_entry.schema);
+  const config::Section host_sec = hw_sec.section("host", false);
+  const auto& host_entry =
+      hw::host_registry().get(host_sec.kind("fixed_overhead"), host_sec.mark("kind"), "hardware.host.kind");
+  const config::Params host_p = host_sec.resolve(host_entry.schema);
+
+  // Engine and cache.
+  const config::Section engine_sec = root.section("engine", false);
+  const auto& sched_entry =
+      serving::scheduler_registry().get(engine_sec.kind("vllm_v1"), engine_sec.mark("kind"), "engine.kind");
+  const config::Params engine_p = engine_sec.resolve(sched_entry.schema);
+  const config::Params cache_p = root.section("cache", false).resolve(cache_schema());
+
+  // Workload and router.
+  const config::Section wl_sec = root.section("workload");
+  const auto& wl_entry = serving::workload_registry().get(wl_sec.kind(), wl_sec.mark("kind"), "workload.kind");
+  const config::Params wl_p = wl_sec.resolve(wl_entry.schema);
+  const config::Section router_sec = root.section("router", false);
+  const auto& router_entry =
+      serving::router_registry().get(router_sec.kind("round_robin"), router_sec.mark("kind"), "router.kind");
+  const config::Params router_p = router_sec.resolve(router_entry.schema);
+
+  const config::Params out_p = root.section("output", false).resolve(output_schema());
+  output_dir_ = out_p.string("dir").empty() ? "results/" + name_ : out_p.string("dir");
+
+  // Every section has been read: anything left is a misspelt or unsupported key.
+  scenario.check_unused();
+
+  // Elaboration.
+  env_ = std::make_unique<sim::Environment>("env");
+  workload_ = wl_entry.make({wl_p, seed_});
+  router_ = router_entry.make({router_p});
+  for (int i = 0; i < num_replicas; ++i) {
+    const std::string rname = "replica" + std::to_string(i);
+    hw::GpuArgs gpu_args{rname + "_gpu0", i, gpu_p};
+    gpus_.push_back(gpu_entry.make(gpu_args));
+    hosts_.push_back(host_entry.make(rname + "_host", host_p));
+    hosts_.back()->gpu_socket.bind(gpus_.back()->socket);
+
+    serving::MemoryInputs mem;
+    mem.gpu_memory_bytes = gpus_.back()->spec().memory_bytes;
+    mem.gpu_memory_utilization = cache_p.number("gpu_memory_utilization");
+    mem.weight_dtype = weight_dtype;
+    mem.kv_dtype = kv_dtype;
+    mem.block_size = cache_p.integer("block_size");
+    mem.max_num_batched_tokens = engine_p.has("max_num_batched_tokens") ? engine_p.integer("max_num_batched_tokens") : 8192;
+    mem.max_num_seqs = engine_p.has("max_num_seqs") ? engine_p.integer("max_num_seqs") : 256;
+    try {
+      memory_ = serving::plan_memory(*model, mem);
+    } catch (const std::invalid_argument& e) {
+      throw config::ConfigError(model_p.mark("name"), "model.name", e.what());
+    }
+    gpu_name_ = gpus_.back()->spec().name;
+
+    auto kv = std::make_unique<serving::KvBlockManager>(memory_.kv_blocks, mem.block_size);
+    serving::SchedulerArgs sched_args{engine_p, kv.get()};
+    auto scheduler = sched_entry.make(sched_args);
+    serving::ReplicaSpec spec{rname, *model, weight_dtype, kv_dtype, {}};
+    replicas_.push_back(std::make_unique<serving::Replica>(*env_, spec, *hosts_.back(), std::move(kv),
+                                                           std::move(scheduler), metrics_));
+  }
+  env_->process([this] { source_loop(); }, "request_source");
+}
+
+void Simulation::source_loop() {
+  std::vector<serving::ReplicaLoad> loads(replicas_.size());
+  while (auto spec = workload_->next()) {
+    const double wait = spec->arrival_s - env_->now_seconds();
+    if (wait > 0) env_->hold(sim::seconds(wait));
+    serving::Request& r = requests_.emplace_back();
+    r.id = static_cast<std::uint64_t>(submitted_++);
+    r.arrival_s = env_->now_seconds();
+    r.prompt_tokens = spec->prompt_tokens;
+    r.output_tokens = spec->output_tokens;
+    for (std::size_t i = 0; i < replicas_.size(); ++i) loads[i].outstanding = replicas_[i]->outstanding();
+    replicas_.at(router_->route(r, loads))->submit(&r);
+  }
+}
+
+void Simulation::run() { env_->run(); }
+
+serving::BenchmarkSummary Simulation::summary() const {
+  return serving::summarize(metrics_.requests(), metrics_.itls_s(), metrics_.last_finish_s());
+}
+
+std::uint64_t Simulation::total_steps() const {
+  std::uint64_t n = 0;
+  for (const auto& r : replicas_) n += r->stats().steps;
+  return n;
+}
+
+std::uint64_t Simulation::total_kernels() const {
+  std::uint64_t n = 0;
+  for (const auto& r : replicas_) n += r->stats().kernels;
+  return n;
+}
+
+nlohmann::json Simulation::report() const {
+  nlohmann::json j = serving::to_json(summary());
+  j["scenario"] = name_;
+  j["seed"] = seed_;
+  j["model"] = model_name_;
+  j["gpu"] = gpu_name_;
+  j["submitted"] = submitted_;
+  std::uint64_t preemptions = 0;
+  for (const auto& r : replicas_) preemptions += r->stats().preemptions;
+  j["engine_steps"] = total_steps();
+  j["kernels_launched"] = total_kernels();
+  j["preemptions"] = preemptions;
+  j["kv_cache_blocks_per_replica"] = memory_.kv_blocks;
+  j["kv_cache_tokens_per_replica"] = memory_.kv_tokens;
+  return j;
+}
+
+}  // namespace ks::app

@@ -1,0 +1,61 @@
+#pragma once
+// A scenario turned into a running simulation: reads the scenario document (every section
+// through its registered schema), elaborates the SystemC modules (environment, GPUs, hosts,
+// replicas, request source), runs it, and reports the vllm-bench metrics.
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "hw/gpu/gpu_module.hpp"
+#include "hw/host/host_cpu.hpp"
+#include "sc_modules/config/document.hpp"
+#include "sc_modules/sim/sim.hpp"
+#include "serving/metrics.hpp"
+#include "serving/metrics_recorder.hpp"
+#include "serving/memory_plan.hpp"
+#include "serving/replica.hpp"
+#include "serving/router.hpp"
+#include "serving/workload.hpp"
+
+namespace ks::app {
+
+class Simulation {
+ public:
+  // Elaborates the model. Throws config::ConfigError for bad scenarios; call
+  // sim::setup_kernel() first. Checks for unknown keys once every section has been read.
+  explicit Simulation(config::Document& scenario);
+
+  void run();
+
+  const std::string& name() const { return name_; }
+  const std::string& output_dir() const { return output_dir_; }
+  serving::BenchmarkSummary summary() const;
+  // summary.json: the vllm-bench keys plus the scenario's identity and engine statistics.
+  nlohmann::json report() const;
+  std::uint64_t total_steps() const;
+  std::uint64_t total_kernels() const;
+
+ private:
+  void source_loop();
+
+  std::string name_;
+  std::uint64_t seed_ = 0;
+  std::string output_dir_;
+  std::unique_ptr<sim::Environment> env_;
+  std::vector<std::unique_ptr<hw::GpuModule>> gpus_;
+  std::vector<std::unique_ptr<hw::HostCpu>> hosts_;
+  std::vector<std::unique_ptr<serving::Replica>> replicas_;
+  std::unique_ptr<serving::Workload> workload_;
+  std::unique_ptr<serving::Router> router_;
+  serving::MetricsRecorder metrics_;
+  serving::MemoryPlan memory_;
+  std::string model_name_, gpu_name_;
+  std::deque<serving::Request> requests_;
+  std::int64_t submitted_ = 0;
+};
+
+}  // namespace ks::app
