@@ -21,6 +21,8 @@ enum class Dim {
 std::string_view dim_name(Dim dim);
 // An example literal for messages: Time -> "5us", Bandwidth -> "3.35TB/s", ...
 std::string_view dim_example(Dim dim);
+// The dimension with an article for messages: "a time", "a size in bytes", "a bandwidth", ...
+std::string_view dim_noun(Dim dim);
 
 // Parses text as a quantity of the given dimension. Decimal prefixes are powers of 1000, binary
 // (Ki, Mi, Gi, Ti) powers of 1024. Whitespace between number and unit is allowed. A bare number is
