@@ -104,9 +104,12 @@ Process Environment::process(std::function<void()> body, const std::string& name
   spawn.set_sensitivity(&core->resume);  // first resume starts the body
   if (options.stack_bytes != 0) spawn.set_stack_size(static_cast<int>(options.stack_bytes));
   // The thread's functor keeps the core alive for as long as SystemC keeps the thread.
+  // SystemC object names may not contain '.', which our hierarchical process names use.
+  std::string sc_name = "ks_" + core->name;
+  for (char& c : sc_name)
+    if (c == '.' || c == ' ') c = '_';
   core->handle = sc_core::sc_spawn([this, core] { run_process(core.get()); },
-                                   sc_core::sc_gen_unique_name(("ks_" + core->name).c_str()),
-                                   &spawn);
+                                   sc_core::sc_gen_unique_name(sc_name.c_str()), &spawn);
   Item item{now(), kUrgent, 0, Item::Kind::Resume, core.get(), nullptr, {}};
   push(std::move(item));
   return Process(core);

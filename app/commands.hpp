@@ -1,0 +1,17 @@
+#pragma once
+// The `kernelsight` subcommands. Each returns the process exit status:
+// 0 success, 1 internal/runtime failure, 2 bad usage or bad input (scenario, overrides, files).
+#include <string>
+#include <vector>
+
+namespace ks::app {
+
+constexpr int kExitOk = 0;
+constexpr int kExitFailure = 1;
+constexpr int kExitBadInput = 2;
+
+int cmd_run(const std::vector<std::string>& args);
+int cmd_list(const std::vector<std::string>& args);
+int cmd_describe(const std::vector<std::string>& args);
+
+}  // namespace ks::app

@@ -1,0 +1,44 @@
+// kernelsight: the command-line entry point. SystemC owns main(); sc_main dispatches subcommands.
+#include <cstdlib>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include <systemc>  // declares sc_main extern "C"
+
+#include "app/commands.hpp"
+#include "sc_modules/sim/kernel_setup.hpp"
+
+namespace {
+
+void print_usage(std::ostream& out) {
+  out << "usage: kernelsight <command> [options]\n\n"
+         "commands:\n"
+         "  run SCENARIO.yaml [--set key=value]... [--out DIR]   simulate a serving scenario\n"
+         "  list                                                 registered kinds, models and GPUs\n"
+         "  describe KIND                                        parameters of a kind (e.g. poisson, gpu.catalog)\n\n"
+         "`kernelsight <command> --help` describes each command.\n";
+}
+
+}  // namespace
+
+int sc_main(int argc, char* argv[]) {
+  ks::sim::setup_kernel();
+  std::vector<std::string> args(argv + 1, argv + argc);
+  if (args.empty()) {
+    print_usage(std::cerr);
+    return ks::app::kExitBadInput;
+  }
+  const std::string command = args.front();
+  args.erase(args.begin());
+  if (command == "-h" || command == "--help" || command == "help") {
+    print_usage(std::cout);
+    return ks::app::kExitOk;
+  }
+  if (command == "run") return ks::app::cmd_run(args);
+  if (command == "list") return ks::app::cmd_list(args);
+  if (command == "describe") return ks::app::cmd_describe(args);
+  std::cerr << "kernelsight: unknown command '" << command << "'\n\n";
+  print_usage(std::cerr);
+  return ks::app::kExitBadInput;
+}
