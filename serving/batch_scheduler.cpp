@@ -56,13 +56,20 @@ StepPlan ContinuousBatchingScheduler::schedule() {
   running_.swap(kept);
 
   // 2. Waiting requests, FIFO, while there is budget, a sequence slot and KV room. Not in a
-  //    step that had to preempt: memory is short, admitting more would only thrash (as vLLM v1).
-  while (plan.preempted.empty() && !waiting_.empty() && budget > 0 &&
+  //    step that had to preempt: memory is short, admitting more would only thrash (as vLLM v1),
+  //    unless the preemptions emptied the batch.
+  while ((plan.preempted.empty() || plan.sequences.empty()) && !waiting_.empty() && budget > 0 &&
          static_cast<std::int64_t>(running_.size()) < limits_.max_num_seqs) {
     Request* r = waiting_.front();
     std::int64_t tokens = tokens_to_compute(*r);
     if (tokens > budget) {
-      if (!limits_.chunked_prefill) break;
+      if (!limits_.chunked_prefill) {
+        if (tokens > limits_.max_num_batched_tokens)
+          throw std::logic_error("without chunked prefill a sequence of " + std::to_string(tokens) +
+                                 " tokens can never fit max_num_batched_tokens = " +
+                                 std::to_string(limits_.max_num_batched_tokens));
+        break;
+      }
       tokens = budget;
     }
     if (!kv_.reserve(*r, r->computed_tokens + tokens)) break;

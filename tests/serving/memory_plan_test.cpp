@@ -1,0 +1,45 @@
+#include "serving/memory_plan.hpp"
+
+#include <gtest/gtest.h>
+
+#include "kernels/model_config.hpp"
+
+using namespace ks::serving;
+
+TEST(MemoryPlan, KvCacheIsWhatRemainsAfterWeightsAndActivations) {
+  const auto* model = ks::kernels::find_builtin_model("llama-3-8b");
+  ASSERT_NE(model, nullptr);
+  MemoryInputs in;
+  in.gpu_memory_bytes = 80.0 * (1ull << 30);
+  in.gpu_memory_utilization = 0.9;
+  in.block_size = 16;
+  const MemoryPlan plan = plan_memory(*model, in);
+  // Llama-3-8B: 8.03e9 parameters in bf16; KV per token = 32 layers * 2 (K,V) * 8 kv heads * 128 * 2 B.
+  EXPECT_NEAR(plan.weight_bytes, 8.03e9 * 2, 0.01e9 * 2);
+  EXPECT_DOUBLE_EQ(plan.kv_bytes_per_token, 32.0 * 2 * 8 * 128 * 2);
+  EXPECT_DOUBLE_EQ(plan.usable_bytes, 0.9 * 80.0 * (1ull << 30));
+  EXPECT_NEAR(plan.kv_bytes, plan.usable_bytes - plan.weight_bytes - plan.workspace_bytes, 1.0);
+  EXPECT_EQ(plan.kv_blocks, static_cast<std::int64_t>(plan.kv_bytes / (plan.kv_bytes_per_token * 16)));
+  EXPECT_EQ(plan.kv_tokens, plan.kv_blocks * 16);
+  // Half the KV bytes per token with tp=2 (and half the weights).
+  in.tp = 2;
+  const MemoryPlan tp2 = plan_memory(*model, in);
+  EXPECT_DOUBLE_EQ(tp2.kv_bytes_per_token, plan.kv_bytes_per_token / 2);
+  EXPECT_DOUBLE_EQ(tp2.weight_bytes, plan.weight_bytes / 2);
+}
+
+TEST(MemoryPlan, AModelThatDoesNotFitSaysByHowMuch) {
+  const auto* model = ks::kernels::find_builtin_model("llama-2-70b");
+  ASSERT_NE(model, nullptr);
+  MemoryInputs in;
+  in.gpu_memory_bytes = 80.0 * (1ull << 30);
+  try {
+    plan_memory(*model, in);
+    FAIL() << "70B parameters in bf16 cannot fit 80 GiB";
+  } catch (const std::invalid_argument& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("does not fit"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("GiB"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("weights need 128."), std::string::npos) << msg;  // 68.98e9 * 2 B = 128.5 GiB
+  }
+}
