@@ -1,0 +1,103 @@
+// A whole scenario in-process: the engine's timing must equal what the kernel costs and host
+// overheads add up to, computed here independently, and the metrics must obey their definitions.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "app/simulation.hpp"
+#include "kernels/gpu_spec.hpp"
+#include "kernels/model_config.hpp"
+#include "kernels/roofline.hpp"
+#include "kernels/step_decomposer.hpp"
+
+using namespace ks;
+
+namespace {
+
+const char* kScenario = R"(
+name: e2e
+seed: 3
+model: {name: llama-3-8b, dtype: bf16}
+hardware:
+  gpu: {kind: catalog, spec: a100_sxm_80gb, kernel_overhead: 2us}
+  host: {kind: fixed_overhead, prepare_overhead: 300us, finish_overhead: 200us, launch_overhead: 5us}
+engine: {kind: vllm_v1, max_num_seqs: 64, max_num_batched_tokens: 2048}
+workload: {kind: poisson, rate: 0.01/s, num_requests: 5, prompt_tokens: 1000, output_tokens: 20}
+)";
+
+// Step time of one batch on the modelled host + GPU (asynchronous launches, see HostCpu).
+double step_seconds(const kernels::StepBatch& batch) {
+  const auto* model = kernels::find_builtin_model("llama-3-8b");
+  const auto* gpu = kernels::find_builtin_gpu("a100_sxm_80gb");
+  const auto sk = kernels::decompose_step(*model, batch, kernels::DType::BF16, kernels::DType::BF16);
+  double t = 300e-6, gpu_free = 0;
+  auto one = [&](const kernels::Kernel& k) {
+    t += 5e-6;
+    gpu_free = std::max(t, gpu_free) + kernels::roofline_cost(k, *gpu, 2e-6).seconds;
+  };
+  for (const auto& k : sk.pre) one(k);
+  for (int l = 0; l < sk.num_layers; ++l)
+    for (const auto& k : sk.per_layer) one(k);
+  for (const auto& k : sk.post) one(k);
+  return std::max(t, gpu_free) + 200e-6;
+}
+
+}  // namespace
+
+// At 0.01 req/s requests never overlap: TTFT is one 1000-token prefill step, each later token one
+// decode step with the context grown by one.
+TEST(Simulation, IsolatedRequestsTakeExactlyTheirStepTimes) {
+  config::Document doc = config::Document::parse(kScenario, "e2e.yaml");
+  app::Simulation sim(doc);
+  sim.run();
+  const serving::BenchmarkSummary s = sim.summary();
+  ASSERT_EQ(s.completed, 5);
+  EXPECT_EQ(s.total_output_tokens, 100);
+
+  kernels::StepBatch prefill;
+  prefill.prefills = {{1000, 0, true}};
+  const double ttft = step_seconds(prefill);
+  double decode_total = 0;
+  for (int i = 1; i < 20; ++i) {
+    kernels::StepBatch d;
+    d.decode_contexts = {1000 + i};
+    decode_total += step_seconds(d);
+  }
+  EXPECT_NEAR(s.ttft.mean_ms, ttft * 1e3, 1e-6);
+  EXPECT_NEAR(s.ttft.p99_ms, ttft * 1e3, 1e-6);
+  EXPECT_NEAR(s.tpot.mean_ms, decode_total / 19 * 1e3, 1e-6);
+  EXPECT_NEAR(s.e2el.mean_ms, (ttft + decode_total) * 1e3, 1e-6);
+  EXPECT_EQ(sim.total_steps(), 5u * 20u);
+}
+
+TEST(Simulation, UnderLoadEveryRequestCompletesAndMetricsAreConsistent) {
+  config::Document doc = config::Document::parse(kScenario, "e2e.yaml");
+  doc.apply_override("workload.rate=20/s");
+  doc.apply_override("workload.num_requests=300");
+  doc.apply_override("cache.gpu_memory_utilization=0.3");  // small KV cache: forces preemptions
+  doc.apply_override("workload.output_tokens=400");
+  app::Simulation sim(doc);
+  sim.run();
+  const serving::BenchmarkSummary s = sim.summary();
+  EXPECT_EQ(s.completed, 300);
+  EXPECT_EQ(s.total_input_tokens, 300 * 1000);
+  EXPECT_EQ(s.total_output_tokens, 300 * 400);
+  EXPECT_GT(sim.report()["preemptions"].get<int>(), 0);
+  // Queueing makes TTFT grow beyond an isolated prefill; E2EL >= TTFT; throughput <= offered load.
+  EXPECT_GT(s.ttft.p99_ms, s.ttft.median_ms);
+  EXPECT_GE(s.e2el.median_ms, s.ttft.median_ms);
+  EXPECT_LE(s.request_throughput, 20.0 * 1.05);
+  EXPECT_NEAR(s.output_throughput, s.total_output_tokens / s.duration_s, 1e-9);
+}
+
+TEST(Simulation, AMisspeltKeyIsReportedWithItsLine) {
+  const std::string yaml = std::string(kScenario) + "router:\n  kind: round_robin\n  polcy: x\n";
+  config::Document doc = config::Document::parse(yaml, "e2e.yaml");
+  try {
+    app::Simulation sim(doc);
+    FAIL() << "expected a ConfigError";
+  } catch (const config::ConfigError& e) {
+    EXPECT_EQ(e.key_path(), "router.polcy");
+    EXPECT_EQ(e.mark().line, 12);
+  }
+}
