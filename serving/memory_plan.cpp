@@ -8,7 +8,13 @@ namespace ks::serving {
 
 std::string describe_bytes(double bytes) {
   char buf[64];
-  std::snprintf(buf, sizeof buf, "%.2f GiB", bytes / (1024.0 * 1024.0 * 1024.0));
+  const double mag = std::fabs(bytes);
+  if (mag >= 1024.0 * 1024.0 * 1024.0)
+    std::snprintf(buf, sizeof buf, "%.2f GiB", bytes / (1024.0 * 1024.0 * 1024.0));
+  else if (mag >= 1024.0 * 1024.0)
+    std::snprintf(buf, sizeof buf, "%.2f MiB", bytes / (1024.0 * 1024.0));
+  else
+    std::snprintf(buf, sizeof buf, "%.2f KiB", bytes / 1024.0);
   return buf;
 }
 

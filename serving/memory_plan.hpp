@@ -33,6 +33,6 @@ struct MemoryInputs {
 // Throws std::invalid_argument with the numbers when the model does not fit.
 MemoryPlan plan_memory(const kernels::ModelConfig& model, const MemoryInputs& in);
 
-std::string describe_bytes(double bytes);  // "15.0 GiB"
+std::string describe_bytes(double bytes);  // "15.00 GiB", "2.00 MiB", "12.00 KiB"
 
 }  // namespace ks::serving
