@@ -13,5 +13,8 @@ constexpr int kExitBadInput = 2;
 int cmd_run(const std::vector<std::string>& args);
 int cmd_list(const std::vector<std::string>& args);
 int cmd_describe(const std::vector<std::string>& args);
+int cmd_import(const std::vector<std::string>& args);
+int cmd_calibrate(const std::vector<std::string>& args);
+int cmd_validate(const std::vector<std::string>& args);
 
 }  // namespace ks::app

@@ -16,7 +16,10 @@ void print_usage(std::ostream& out) {
          "commands:\n"
          "  run SCENARIO.yaml [--set key=value]... [--out DIR]   simulate a serving scenario\n"
          "  list                                                 registered kinds, models and GPUs\n"
-         "  describe KIND                                        parameters of a kind (e.g. poisson, gpu.catalog)\n\n"
+         "  describe KIND                                        parameters of a kind (e.g. poisson, gpu.catalog)\n"
+         "  import (--vidur DIR --gpu G | --gemm-table F) -o S   measurements -> sweep CSV\n"
+         "  calibrate --gpu G --sweep S... -o CAL.yaml           fit the kernel model to a GPU (target tier)\n"
+         "  validate --gpu G --tier T (--vidur DIR|--sweep S)    per-kernel error of a tier vs roofline\n\n"
          "`kernelsight <command> --help` describes each command.\n";
 }
 
@@ -38,6 +41,9 @@ int sc_main(int argc, char* argv[]) {
   if (command == "run") return ks::app::cmd_run(args);
   if (command == "list") return ks::app::cmd_list(args);
   if (command == "describe") return ks::app::cmd_describe(args);
+  if (command == "import") return ks::app::cmd_import(args);
+  if (command == "calibrate") return ks::app::cmd_calibrate(args);
+  if (command == "validate") return ks::app::cmd_validate(args);
   std::cerr << "kernelsight: unknown command '" << command << "'\n\n";
   print_usage(std::cerr);
   return ks::app::kExitBadInput;

@@ -87,6 +87,32 @@ const std::vector<GpuSpec>& presets() {
        "nvidia-a40-datasheet.pdf): 48 GB GDDR6, 696 GB/s, dense FP32 37.4, FP16/BF16 149.7 "
        "TFLOPS, INT8 299.3, INT4 598.7 TOPS; NVIDIA Ampere GA102 GPU Architecture whitepaper: "
        "84 SMs, 6 MB L2, 1740 MHz boost"},
+      {"b200",
+       {{DType::FP32, 80.0 * kTera},
+        {DType::FP16, 2250 * kTera},
+        {DType::BF16, 2250 * kTera},
+        {DType::FP8, 4500 * kTera},
+        {DType::INT8, 4500 * kTera}},
+       7.7e12,
+       180e9,
+       148,
+       126 * kMiB,
+       1.965e9,
+       "NVIDIA DGX B200 / HGX B200 specifications (per GPU, dense): FP16/BF16 2.25 PFLOPS, FP8 4.5 "
+       "PFLOPS, HBM3e 180 GB at 7.7 TB/s (KernelSight DESIGN.md section 6 figures)"},
+      {"mi355x",
+       {{DType::FP32, 157.3 * kTera},
+        {DType::FP16, 2500 * kTera},
+        {DType::BF16, 2500 * kTera},
+        {DType::FP8, 5000 * kTera},
+        {DType::INT8, 5000 * kTera}},
+       8.0e12,
+       288e9,
+       256,
+       256 * kMiB,
+       2.4e9,
+       "AMD Instinct MI355X datasheet (dense): FP16/BF16 2.5 PFLOPS, FP8 5.0 PFLOPS, FP32 vector "
+       "157.3 TFLOPS, 288 GB HBM3E at 8 TB/s, 256 CUs, 256 MB Infinity Cache"},
   };
   return gpus;
 }

@@ -39,6 +39,8 @@ struct Kernel {
   // nccl-tests' "size".
   double bytes = 0;
   Phase phase = Phase::Mixed;
+  // Independent problems of the same shape in one launch (batched GEMM); 1 otherwise.
+  std::int64_t batch = 1;
 };
 
 std::string_view op_name(OpKind op);

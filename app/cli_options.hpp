@@ -1,0 +1,39 @@
+#pragma once
+// Shared Boost.Program_options plumbing for subcommands: parse, print help, map errors to exit 2.
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include <boost/program_options.hpp>
+
+#include "app/commands.hpp"
+
+namespace ks::app {
+
+// Parses `args`; returns -1 to continue, or an exit status (help printed: 0, bad usage: 2).
+inline int parse_options(const std::string& command, const std::vector<std::string>& args,
+                         const boost::program_options::options_description& visible,
+                         boost::program_options::variables_map& vm,
+                         const boost::program_options::positional_options_description* positional = nullptr,
+                         const boost::program_options::options_description* hidden = nullptr) {
+  namespace po = boost::program_options;
+  po::options_description all;
+  all.add(visible);
+  if (hidden) all.add(*hidden);
+  try {
+    auto parser = po::command_line_parser(args).options(all);
+    if (positional) parser.positional(*positional);
+    po::store(parser.run(), vm);
+    if (vm.count("help")) {
+      std::cout << visible;
+      return kExitOk;
+    }
+    po::notify(vm);
+  } catch (const po::error& e) {
+    std::cerr << "kernelsight " << command << ": " << e.what() << "\n\n" << visible;
+    return kExitBadInput;
+  }
+  return -1;
+}
+
+}  // namespace ks::app

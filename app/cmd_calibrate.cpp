@@ -1,0 +1,58 @@
+// `kernelsight calibrate`: fit the target tier of the kernel model on a sweep of one GPU.
+#include <iostream>
+
+#include "app/cli_options.hpp"
+#include "app/measurement_inputs.hpp"
+#include "kernels/csv.hpp"
+#include "kernels/gpu_spec.hpp"
+#include "kernels/tiers.hpp"
+#include "sc_modules/util/atomic_file.hpp"
+
+namespace po = boost::program_options;
+
+namespace ks::app {
+
+int cmd_calibrate(const std::vector<std::string>& args) {
+  po::options_description opts(
+      "kernelsight calibrate --gpu G (--vidur DIR | --gemm-table F | --sweep F)... -o calibration.yaml\n\n"
+      "Fits the kernel efficiency model to measurements of GPU G (the target tier). The cross-gen\n"
+      "model (fitted on the shipped sweeps of the other GPUs) is the prior the fit starts from and\n"
+      "is pulled towards, so a small sweep corrects it rather than replacing it.\n\noptions");
+  MeasurementInputs in;
+  std::string out, models, sweeps_dir;
+  opts.add_options()("help,h", "show this help")("gpu", po::value(&in.gpu)->required(), "catalog name of the GPU")(
+      "vidur", po::value(&in.vidur), "Vidur profiling folder (repeatable)")(
+      "gemm-table", po::value(&in.gemm_tables), "GEMM table CSV (repeatable)")(
+      "sweep", po::value(&in.sweeps), "sweep CSV (repeatable)")(
+      "models", po::value(&models), "use only these models' rows (comma-separated, e.g. llama-2-7b-hf)")(
+      "sweeps-dir", po::value(&sweeps_dir), "sweeps for the cross-gen prior (default: shipped data)")(
+      "out,o", po::value(&out)->required(), "calibration file to write");
+  po::variables_map vm;
+  if (int rc = parse_options("calibrate", args, opts, vm); rc >= 0) return rc;
+  if (kernels::find_builtin_gpu(in.gpu) == nullptr) {
+    std::cerr << "kernelsight calibrate: unknown GPU '" << in.gpu << "' (see kernelsight list)\n";
+    return kExitBadInput;
+  }
+  in.only_models = split_models(models);
+  try {
+    const auto rows = load_measurements(in);
+    const auto prior = kernels::fit_cross_gen(kernels::load_sweeps(sweeps_dir), in.gpu);
+    kernels::EfficiencyModel model = kernels::fit_target(rows, prior);
+    model.description += " (" + std::to_string(rows.size()) + " measurements of " + in.gpu +
+                         (models.empty() ? "" : ", models " + models) + ")";
+    util::write_file_atomically(out, model.to_yaml());
+    std::cerr << "calibrated on " << rows.size() << " measurements; wrote " << out << "\n";
+    return kExitOk;
+  } catch (const kernels::CsvError& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return kExitBadInput;
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return kExitBadInput;
+  } catch (const std::exception& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return kExitFailure;
+  }
+}
+
+}  // namespace ks::app

@@ -1,0 +1,95 @@
+// `kernelsight validate`: per-operator error of a tier and of the roofline on measured kernels.
+#include <iostream>
+
+#include "app/cli_options.hpp"
+#include "app/measurement_inputs.hpp"
+#include "kernels/csv.hpp"
+#include "kernels/gpu_spec.hpp"
+#include "kernels/tiers.hpp"
+#include "kernels/validation.hpp"
+#include "sc_modules/util/atomic_file.hpp"
+
+#include <cstdio>
+
+namespace po = boost::program_options;
+
+namespace ks::app {
+
+int cmd_validate(const std::vector<std::string>& args) {
+  po::options_description opts(
+      "kernelsight validate (--vidur DIR | --sweep F | --gemm-table F) --gpu G --tier T [--calibration F]\n\n"
+      "Prints the per-operator MAPE and median error of tier T and of the roofline on every\n"
+      "measurement of GPU G. cross-gen fits on the shipped sweeps of every other GPU (or uses\n"
+      "--calibration); target needs --calibration (from `kernelsight calibrate`).\n\noptions");
+  MeasurementInputs in;
+  std::string tier_text, calibration, exclude, sweeps_dir, rows_out;
+  opts.add_options()("help,h", "show this help")("gpu", po::value(&in.gpu)->required(), "catalog name of the GPU")(
+      "tier", po::value(&tier_text)->required(), "roofline | cross-gen | target")(
+      "calibration", po::value(&calibration), "calibration file (target tier, or a saved cross-gen model)")(
+      "vidur", po::value(&in.vidur), "Vidur profiling folder (repeatable)")(
+      "gemm-table", po::value(&in.gemm_tables), "GEMM table CSV (repeatable)")(
+      "sweep", po::value(&in.sweeps), "sweep CSV (repeatable)")(
+      "exclude-models", po::value(&exclude), "skip these models' rows (e.g. the ones calibrated on)")(
+      "sweeps-dir", po::value(&sweeps_dir), "sweeps the cross-gen tier fits on (default: shipped data)")(
+      "rows-out", po::value(&rows_out), "also write every row with its measured and predicted times (CSV)");
+  po::variables_map vm;
+  if (int rc = parse_options("validate", args, opts, vm); rc >= 0) return rc;
+  const auto tier = kernels::parse_tier(tier_text);
+  if (!tier) {
+    std::cerr << "kernelsight validate: --tier must be roofline, cross-gen or target, got '" << tier_text << "'\n";
+    return kExitBadInput;
+  }
+  if (*tier == kernels::Tier::Target && calibration.empty()) {
+    std::cerr << "kernelsight validate: --tier target needs --calibration (see kernelsight calibrate)\n";
+    return kExitBadInput;
+  }
+  const kernels::GpuSpec* gpu = kernels::find_builtin_gpu(in.gpu);
+  if (gpu == nullptr) {
+    std::cerr << "kernelsight validate: unknown GPU '" << in.gpu << "' (see kernelsight list)\n";
+    return kExitBadInput;
+  }
+  in.exclude_models = split_models(exclude);
+  try {
+    const auto rows = load_measurements(in);
+    kernels::EfficiencyModel model;
+    if (!calibration.empty())
+      model = kernels::EfficiencyModel::load(calibration);
+    else if (*tier == kernels::Tier::CrossGen)
+      model = kernels::fit_cross_gen(kernels::load_sweeps(sweeps_dir), in.gpu);
+    const kernels::Predictor roofline = [&](const kernels::Measurement& m) {
+      return kernels::roofline_cost(m.kernel, *gpu, kernels::kRooflineLaunchSeconds).seconds;
+    };
+    const kernels::Predictor predict = *tier == kernels::Tier::Roofline
+                                           ? roofline
+                                           : kernels::Predictor([&](const kernels::Measurement& m) {
+                                               return model.cost(m.kernel, *gpu).seconds;
+                                             });
+    std::cout << kernels::format_report(kernels::evaluate(rows, predict, roofline),
+                                        std::string(kernels::tier_name(*tier)));
+    if (!rows_out.empty()) {
+      std::string csv = "model,label,op,m,n,k,tokens,hidden,measured_us,predicted_us,roofline_us\n";
+      char buf[512];
+      for (const auto& m : rows) {
+        std::snprintf(buf, sizeof buf, "%s,%s,%s,%lld,%lld,%lld,%lld,%lld,%.6g,%.6g,%.6g\n", m.model.c_str(),
+                      m.label.c_str(), m.shape.op.c_str(), static_cast<long long>(m.shape.m),
+                      static_cast<long long>(m.shape.n), static_cast<long long>(m.shape.k),
+                      static_cast<long long>(m.shape.tokens), static_cast<long long>(m.shape.hidden),
+                      m.seconds * 1e6, predict(m) * 1e6, roofline(m) * 1e6);
+        csv += buf;
+      }
+      util::write_file_atomically(rows_out, csv);
+    }
+    return kExitOk;
+  } catch (const kernels::CsvError& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return kExitBadInput;
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return kExitBadInput;
+  } catch (const std::exception& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return kExitFailure;
+  }
+}
+
+}  // namespace ks::app

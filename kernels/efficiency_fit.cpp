@@ -1,0 +1,174 @@
+#include "kernels/efficiency_fit.hpp"
+
+#include <Eigen/Dense>
+#include <unsupported/Eigen/NonLinearOptimization>
+#include <unsupported/Eigen/NumericalDiff>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <set>
+#include <stdexcept>
+
+namespace ks::kernels {
+namespace {
+
+struct Sample {
+  KernelFeatures f;
+  double log_seconds;
+  double weight;
+};
+
+// Parameter vector layout: wc[0..nc) | wm[0..nm) | log_t0 | log_p_minus_1 | log_theta.
+struct Layout {
+  std::size_t nc, nm;
+  std::size_t size() const { return nc + nm + 3; }
+  Eigen::VectorXd pack(const ClassParams& p) const {
+    Eigen::VectorXd v(static_cast<Eigen::Index>(size()));
+    for (std::size_t i = 0; i < nc; ++i) v[static_cast<Eigen::Index>(i)] = p.wc[i];
+    for (std::size_t i = 0; i < nm; ++i) v[static_cast<Eigen::Index>(nc + i)] = p.wm[i];
+    v[static_cast<Eigen::Index>(nc + nm)] = p.log_t0;
+    v[static_cast<Eigen::Index>(nc + nm + 1)] = p.log_p_minus_1;
+    v[static_cast<Eigen::Index>(nc + nm + 2)] = p.log_theta;
+    return v;
+  }
+  ClassParams unpack(const Eigen::VectorXd& v) const {
+    ClassParams p;
+    p.wc.assign(kMaxFeatures, 0.0);
+    p.wm.assign(kMaxFeatures, 0.0);
+    for (std::size_t i = 0; i < nc; ++i) p.wc[i] = v[static_cast<Eigen::Index>(i)];
+    for (std::size_t i = 0; i < nm; ++i) p.wm[i] = v[static_cast<Eigen::Index>(nc + i)];
+    p.log_t0 = v[static_cast<Eigen::Index>(nc + nm)];
+    // Keep p in a sane range (1.5 .. 30): beyond it the soft maximum is a hard one anyway.
+    p.log_p_minus_1 = std::clamp(v[static_cast<Eigen::Index>(nc + nm + 1)], std::log(0.5), std::log(29.0));
+    p.log_theta = std::clamp(v[static_cast<Eigen::Index>(nc + nm + 2)], std::log(0.01), std::log(1e4));
+    return p;
+  }
+};
+
+// The functor shape Eigen's NumericalDiff and LevenbergMarquardt expect.
+struct FunctorBase {
+  using Scalar = double;
+  enum { InputsAtCompileTime = Eigen::Dynamic, ValuesAtCompileTime = Eigen::Dynamic };
+  using InputType = Eigen::VectorXd;
+  using ValueType = Eigen::VectorXd;
+  using JacobianType = Eigen::MatrixXd;
+  FunctorBase(int inputs, int values) : inputs_(inputs), values_(values) {}
+  int inputs() const { return inputs_; }
+  int values() const { return values_; }
+  int inputs_, values_;
+};
+
+struct Residuals : FunctorBase {
+  const std::vector<Sample>* samples;
+  Layout layout;
+  Eigen::VectorXd prior;
+  double ridge_sqrt;
+
+  Residuals(const std::vector<Sample>* s, Layout l, Eigen::VectorXd pr, double ridge)
+      : FunctorBase(static_cast<int>(l.size()), static_cast<int>(s->size() + l.size())),
+        samples(s),
+        layout(l),
+        prior(std::move(pr)),
+        ridge_sqrt(std::sqrt(ridge)) {}
+
+  int operator()(const Eigen::VectorXd& x, Eigen::VectorXd& fvec) const {
+    const ClassParams p = layout.unpack(x);
+    const std::size_t n = samples->size();
+    for (std::size_t i = 0; i < n; ++i) {
+      const Sample& s = (*samples)[i];
+      const double pred = EfficiencyModel::parametric_seconds(s.f, p);
+      fvec[static_cast<Eigen::Index>(i)] = std::sqrt(s.weight) * (std::log(pred) - s.log_seconds);
+    }
+    for (std::size_t j = 0; j < layout.size(); ++j) {
+      const auto jj = static_cast<Eigen::Index>(j);
+      fvec[static_cast<Eigen::Index>(n + j)] = ridge_sqrt * (x[jj] - prior[jj]);
+    }
+    return 0;
+  }
+};
+
+}  // namespace
+
+double other_source_flag(const std::string& source) { return source.rfind("xla", 0) == 0 ? 1.0 : 0.0; }
+
+EfficiencyModel fit_efficiency(const std::vector<Measurement>& rows, const FitOptions& options) {
+  EfficiencyModel model = options.prior ? *options.prior : EfficiencyModel();
+  std::array<std::vector<Sample>, kNumKernelClasses> by_class;
+  std::map<std::pair<std::string, std::string>, std::array<double, kNumKernelClasses>> group_count;
+  std::set<std::string> gpus;
+
+  std::vector<std::pair<std::size_t, std::pair<std::string, std::string>>> keys;
+  for (const Measurement& m : rows) {
+    const GpuSpec* gpu = find_builtin_gpu(m.gpu);
+    if (gpu == nullptr) throw std::invalid_argument("measurement of unknown GPU '" + m.gpu + "'");
+    KernelClass cls;
+    if (!kernel_class(m.kernel.op, &cls)) continue;
+    if (m.kernel.flops > 0 && !gpu->supports(m.kernel.dtype)) continue;
+    gpus.insert(m.gpu);
+    const auto c = static_cast<std::size_t>(cls);
+    by_class[c].push_back({kernel_features(m.kernel, *gpu, other_source_flag(m.source)), std::log(m.seconds), 1.0});
+    keys.push_back({c, {m.gpu, m.source}});
+    group_count[{m.gpu, m.source}][c] += 1.0;
+  }
+  // Equal weight per (GPU, source) group within a class, normalised to a mean weight of 1.
+  {
+    std::array<std::size_t, kNumKernelClasses> idx{};
+    for (const auto& [c, key] : keys) by_class[c][idx[c]++].weight = 1.0 / group_count[key][c];
+    for (auto& samples : by_class) {
+      double total = 0;
+      for (const auto& s : samples) total += s.weight;
+      for (auto& s : samples) s.weight *= static_cast<double>(samples.size()) / total;
+    }
+  }
+
+  for (std::size_t c = 0; c < kNumKernelClasses; ++c) {
+    std::vector<Sample>& samples = by_class[c];
+    if (samples.size() < options.min_rows) continue;
+    const Layout layout{samples.front().f.nc, samples.front().f.nm};
+    ClassParams& params = model.params(static_cast<KernelClass>(c));
+    const Eigen::VectorXd prior = layout.pack(params);
+    // The SM-throughput term has no gradient while it is far below the others: start the search
+    // from several values of theta and keep the best fit.
+    Eigen::VectorXd best;
+    double best_norm = std::numeric_limits<double>::infinity();
+    for (double theta : {2.0, 8.0, std::exp(params.log_theta)}) {
+      Eigen::VectorXd x = prior;
+      x[static_cast<Eigen::Index>(layout.nc + layout.nm + 2)] = std::log(theta);
+      Residuals functor(&samples, layout, prior, options.ridge * static_cast<double>(samples.size()));
+      Eigen::NumericalDiff<Residuals> numeric(functor);
+      Eigen::LevenbergMarquardt<Eigen::NumericalDiff<Residuals>> lm(numeric);
+      lm.parameters.maxfev = 4000;
+      lm.parameters.xtol = 1e-10;
+      lm.parameters.ftol = 1e-10;
+      lm.minimize(x);
+      Eigen::VectorXd residuals(functor.values());
+      functor(x, residuals);
+      if (residuals.squaredNorm() < best_norm) {
+        best_norm = residuals.squaredNorm();
+        best = x;
+      }
+    }
+    const Eigen::VectorXd& x = best;
+    const BoostedTrees prior_residual = params.residual;
+    params = layout.unpack(x);
+    params.fitted = true;
+    params.residual = BoostedTrees();
+    if (options.residual_trees) {
+      const std::size_t d = KernelFeatures::kResidualDims;
+      std::vector<double> rows(samples.size() * d), targets(samples.size()), weights(samples.size());
+      for (std::size_t i = 0; i < samples.size(); ++i) {
+        std::copy(samples[i].f.xr.begin(), samples[i].f.xr.end(), rows.begin() + static_cast<long>(i * d));
+        targets[i] = samples[i].log_seconds - std::log(EfficiencyModel::parametric_seconds(samples[i].f, params));
+        weights[i] = samples[i].weight;
+      }
+      params.residual.fit(rows, d, targets, weights, options.boost);
+    }
+    (void)prior_residual;
+  }
+  model.trained_on.assign(gpus.begin(), gpus.end());
+  return model;
+}
+
+}  // namespace ks::kernels

@@ -1,0 +1,28 @@
+#pragma once
+// Fitting the efficiency model (efficiency_model.hpp) to measurements: per kernel class, a
+// Levenberg-Marquardt least-squares fit (Eigen) of log predicted vs log measured time, with every
+// (GPU, source) group weighted equally and a ridge pull towards a prior model (the defaults, or for
+// the target tier the cross-generation model being corrected).
+#include <string>
+#include <vector>
+
+#include "kernels/efficiency_model.hpp"
+#include "kernels/sweep.hpp"
+
+namespace ks::kernels {
+
+struct FitOptions {
+  double ridge = 1e-3;              // pull of every parameter towards the prior's
+  const EfficiencyModel* prior = nullptr;
+  std::size_t min_rows = 8;         // classes with fewer rows keep the prior's parameters
+  bool residual_trees = false;      // also learn a boosted-tree residual per class
+  BoostOptions boost;
+};
+
+// 1 for sources that are not a serving engine's own kernels (XLA's tables), else 0.
+double other_source_flag(const std::string& source);
+
+// Throws std::invalid_argument if a row's GPU is not in the catalog.
+EfficiencyModel fit_efficiency(const std::vector<Measurement>& rows, const FitOptions& options = {});
+
+}  // namespace ks::kernels

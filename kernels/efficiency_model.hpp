@@ -1,0 +1,110 @@
+#pragma once
+// The learned-efficiency kernel model:
+//
+//   t = t0 + ((t_c / eta_c)^p + (t_m / eta_m)^p + (t_s / theta)^p)^(1/p)
+//
+// with t_c = FLOPs / peak(dtype) and t_m = bytes / HBM bandwidth of the GPU the kernel runs on
+// (the roofline terms), t_s = bytes / (SMs x clock) the time the SMs need to move the bytes at one
+// byte per SM-cycle (small memory-bound kernels are limited by issue rate and latency, not by
+// HBM, and that limit scales with SMs and clock, not with bandwidth), theta the bytes per
+// SM-cycle the class achieves, a latency floor t0, a soft maximum of exponent p (the transitions
+// between bounds are gradual, not corners), and efficiencies
+//
+//   eta = sigmoid(w . x(kernel))
+//
+// where x are features that carry across GPUs: log sizes of the problem (M, N, K, tokens, bytes)
+// and the source that measured it. Each kernel class has its own parameters. Because every
+// quantity is relative to the GPU's own peak and bandwidth, parameters fitted on some GPUs
+// predict another one from its spec sheet alone (the cross-generation tier); re-fitting them on a
+// sweep of the target GPU gives the target tier. See docs/kernel-model.md.
+#include <array>
+#include <cmath>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "kernels/boosted_trees.hpp"
+#include "kernels/gpu_spec.hpp"
+#include "kernels/kernel.hpp"
+#include "kernels/roofline.hpp"
+
+namespace ks::kernels {
+
+enum class KernelClass {
+  Gemm,
+  AttentionPrefill,
+  AttentionDecode,
+  Norm,
+  Activation,
+  Add,
+  Rope,
+  Embedding,
+  Count
+};
+constexpr std::size_t kNumKernelClasses = static_cast<std::size_t>(KernelClass::Count);
+
+std::string_view class_name(KernelClass c);
+// Collectives have no class: the interconnect prices them.
+bool kernel_class(OpKind op, KernelClass* out);
+
+constexpr std::size_t kMaxFeatures = 8;
+
+// Features of one kernel for its class: x_c (compute efficiency) and x_m (memory efficiency).
+struct KernelFeatures {
+  KernelClass cls;
+  std::size_t nc = 0, nm = 0;
+  std::array<double, kMaxFeatures> xc{};
+  std::array<double, kMaxFeatures> xm{};
+  double t_compute = 0;  // roofline compute time on the GPU, s
+  double t_memory = 0;   // roofline memory time on the GPU, s
+  double t_issue = 0;    // bytes / (SMs x clock): the SM-side time at one byte per SM-cycle, s
+  // Features of the learned residual: log2 of M (x batch), N, K, arithmetic intensity over the
+  // ridge point, bytes over L2, roofline time in us; then, for output tiles of 64x128, 128x128 and
+  // 256x128, the waves of tiles over the SMs (rounded up) and how full the last wave is. GEMM
+  // libraries quantise work into tiles and waves and pick the tile per shape: the residual learns
+  // the resulting staircase from whichever tiling explains the target's measurements.
+  static constexpr std::size_t kResidualDims = 12;
+  std::array<double, kResidualDims> xr{};
+};
+
+// `vendor_source` flags measurements whose source behaves differently from the engine being
+// modelled (0 for the serving engine's own kernels). Throws std::invalid_argument for a kernel
+// without a class (collectives) or a dtype the GPU has no peak for.
+KernelFeatures kernel_features(const Kernel& kernel, const GpuSpec& gpu, double other_source = 0.0);
+
+struct ClassParams {
+  std::vector<double> wc;  // compute-efficiency weights (size nc)
+  std::vector<double> wm;  // memory-efficiency weights (size nm)
+  double log_t0 = std::log(3e-6);
+  double log_p_minus_1 = std::log(3.0);  // p = 4
+  double log_theta = std::log(64.0);      // bytes per SM-cycle; 64 keeps the term out of the way
+  bool fitted = false;
+  BoostedTrees residual;  // log(measured / parametric); empty = none
+};
+
+class EfficiencyModel {
+ public:
+  EfficiencyModel();  // every class at its prior (modest efficiencies, 3 us floor)
+
+  KernelCost cost(const Kernel& kernel, const GpuSpec& gpu) const;
+  double predict_seconds(const KernelFeatures& f) const;
+  // The parametric part alone, and with the class's residual applied.
+  static double parametric_seconds(const KernelFeatures& f, const ClassParams& p);
+  static double predict_seconds(const KernelFeatures& f, const ClassParams& p);
+
+  ClassParams& params(KernelClass c) { return params_[static_cast<std::size_t>(c)]; }
+  const ClassParams& params(KernelClass c) const { return params_[static_cast<std::size_t>(c)]; }
+
+  std::string description;             // what it was fitted on
+  std::vector<std::string> trained_on;  // GPUs in the training data
+
+  // YAML round trip (calibration files). Throws std::runtime_error naming the file on errors.
+  std::string to_yaml() const;
+  static EfficiencyModel from_yaml(const std::string& text, const std::string& origin);
+  static EfficiencyModel load(const std::string& path);
+
+ private:
+  std::array<ClassParams, kNumKernelClasses> params_;
+};
+
+}  // namespace ks::kernels

@@ -1,0 +1,75 @@
+#include "kernels/kernel_builders.hpp"
+
+namespace ks::kernels {
+namespace {
+double d(std::int64_t v) { return static_cast<double>(v); }
+}  // namespace
+
+Kernel make_gemm(const char* name, std::int64_t m, std::int64_t n, std::int64_t k, DType gemm_dtype,
+                 double act_bytes, double weight_bytes, std::int64_t batch) {
+  Kernel g{OpKind::Gemm, name, gemm_dtype, m, n, k, 2.0 * d(batch) * d(m) * d(n) * d(k),
+           d(batch) * ((d(m) * d(k) + d(m) * d(n)) * act_bytes + d(n) * d(k) * weight_bytes)};
+  g.batch = batch;
+  return g;
+}
+
+Kernel make_rms_norm(const char* name, std::int64_t tokens, std::int64_t width, DType act) {
+  const double elems = d(tokens) * d(width);
+  return Kernel{OpKind::RmsNorm, name, act, tokens, width, 0, 4.0 * elems, (2.0 * elems + d(width)) * dtype_bytes(act)};
+}
+
+Kernel make_layer_norm(const char* name, std::int64_t tokens, std::int64_t width, DType act) {
+  // Mean and variance, scale and shift: weight and bias vectors read once.
+  const double elems = d(tokens) * d(width);
+  Kernel k = make_rms_norm(name, tokens, width, act);
+  k.flops = 6.0 * elems;
+  k.bytes = (2.0 * elems + 2.0 * d(width)) * dtype_bytes(act);
+  return k;
+}
+
+Kernel make_add(const char* name, std::int64_t tokens, std::int64_t width, DType act) {
+  const double elems = d(tokens) * d(width);
+  return Kernel{OpKind::Add, name, act, tokens, width, 0, elems, 3.0 * elems * dtype_bytes(act)};
+}
+
+Kernel make_silu_mul(const char* name, std::int64_t tokens, std::int64_t width, DType act) {
+  const double elems = d(tokens) * d(width);
+  return Kernel{OpKind::SiluMul, name, act, tokens, width, 0, 5.0 * elems, 3.0 * elems * dtype_bytes(act)};
+}
+
+Kernel make_gelu(const char* name, std::int64_t tokens, std::int64_t width, DType act) {
+  const double elems = d(tokens) * d(width);
+  return Kernel{OpKind::Gelu, name, act, tokens, width, 0, 8.0 * elems, 2.0 * elems * dtype_bytes(act)};
+}
+
+Kernel make_rope(const char* name, std::int64_t tokens, std::int64_t q_heads, std::int64_t kv_heads,
+                 std::int64_t head_dim, DType act) {
+  const double elems = d(tokens) * d(q_heads + kv_heads) * d(head_dim);
+  return Kernel{OpKind::Rope, name, act, tokens, (q_heads + kv_heads) * head_dim, 0, 3.0 * elems,
+                (2.0 * elems + d(tokens) * d(head_dim)) * dtype_bytes(act)};
+}
+
+Kernel make_embedding(const char* name, std::int64_t tokens, std::int64_t hidden, DType act) {
+  return Kernel{OpKind::Embedding, name, act, tokens, hidden, 0, 0.0, d(tokens) * d(hidden) * dtype_bytes(act) * 2.0};
+}
+
+Kernel make_attention_prefill(const char* name, std::int64_t queries, std::int64_t kv_read, std::int64_t pairs,
+                              std::int64_t q_heads, std::int64_t kv_heads, std::int64_t head_dim, DType act,
+                              DType kv) {
+  const double act_b = dtype_bytes(act), kv_b = dtype_bytes(kv);
+  const double qh = d(q_heads), kvh = d(kv_heads), hd = d(head_dim), q = d(queries);
+  const double flops = 4.0 * qh * hd * d(pairs);
+  const double bytes = 2.0 * q * qh * hd * act_b + d(kv_read) * 2.0 * kvh * hd * kv_b + q * 2.0 * kvh * hd * kv_b;
+  return Kernel{OpKind::AttentionPrefill, name, act, queries, kv_read, head_dim, flops, bytes, Phase::Prefill};
+}
+
+Kernel make_attention_decode(const char* name, std::int64_t sequences, std::int64_t context, std::int64_t q_heads,
+                             std::int64_t kv_heads, std::int64_t head_dim, DType act, DType kv) {
+  const double act_b = dtype_bytes(act), kv_b = dtype_bytes(kv);
+  const double qh = d(q_heads), kvh = d(kv_heads), hd = d(head_dim), s = d(sequences), ctx = d(context);
+  const double flops = 4.0 * qh * hd * ctx;
+  const double bytes = ctx * 2.0 * kvh * hd * kv_b + 2.0 * s * qh * hd * act_b + s * 2.0 * kvh * hd * kv_b;
+  return Kernel{OpKind::AttentionDecode, name, act, sequences, context, head_dim, flops, bytes, Phase::Decode};
+}
+
+}  // namespace ks::kernels

@@ -1,0 +1,112 @@
+#include "kernels/sweep.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+#include "kernels/csv.hpp"
+
+namespace ks::kernels {
+namespace {
+
+const char* kHeader = "gpu,source,model,label,op,dtype,m,n,k,batch,tokens,hidden,heads,kv_heads,head_dim,q_len,kv_len,time_us";
+
+std::int64_t int_cell(const CsvTable& t, std::size_t row, const char* column, std::int64_t def) {
+  if (!t.has_column(column)) return def;
+  const auto v = t.number(row, column);
+  if (!v) return def;
+  if (*v != std::floor(*v) || *v < 0) t.fail(row, column, "expected a non-negative integer, got '" + t.cell(row, column) + "'");
+  return static_cast<std::int64_t>(*v);
+}
+
+std::string text_cell(const CsvTable& t, std::size_t row, const char* column) {
+  return t.has_column(column) ? t.cell(row, column) : std::string();
+}
+
+std::vector<Measurement> from_table(const CsvTable& t) {
+  std::vector<Measurement> out;
+  out.reserve(t.rows());
+  for (std::size_t r = 0; r < t.rows(); ++r) {
+    Measurement m;
+    m.gpu = t.cell(r, "gpu");
+    if (m.gpu.empty()) t.fail(r, "gpu", "expected a GPU name");
+    m.source = text_cell(t, r, "source");
+    m.model = text_cell(t, r, "model");
+    m.label = text_cell(t, r, "label");
+    m.shape.op = t.cell(r, "op");
+    const auto dtype = parse_dtype(t.cell(r, "dtype"));
+    if (!dtype) t.fail(r, "dtype", "expected one of fp32, fp16, bf16, fp8, int8, int4, got '" + t.cell(r, "dtype") + "'");
+    m.shape.dtype = *dtype;
+    m.shape.m = int_cell(t, r, "m", 0);
+    m.shape.n = int_cell(t, r, "n", 0);
+    m.shape.k = int_cell(t, r, "k", 0);
+    m.shape.batch = int_cell(t, r, "batch", 1);
+    m.shape.tokens = int_cell(t, r, "tokens", 0);
+    m.shape.hidden = int_cell(t, r, "hidden", 0);
+    m.shape.heads = int_cell(t, r, "heads", 0);
+    m.shape.kv_heads = int_cell(t, r, "kv_heads", 0);
+    m.shape.head_dim = int_cell(t, r, "head_dim", 0);
+    m.shape.q_len = int_cell(t, r, "q_len", 0);
+    m.shape.kv_len = int_cell(t, r, "kv_len", 0);
+    try {
+      m.kernel = build_kernel(m.shape);
+    } catch (const std::invalid_argument& e) {
+      t.fail(r, "op", e.what());
+    }
+    const double us = t.required_number(r, "time_us");
+    if (!(us > 0)) t.fail(r, "time_us", "expected a positive time");
+    m.seconds = us * 1e-6;
+    out.push_back(std::move(m));
+  }
+  return out;
+}
+
+void put_int(std::ostringstream& os, std::int64_t v) {
+  os << ',';
+  if (v != 0) os << v;
+}
+
+}  // namespace
+
+std::vector<Measurement> read_sweep(const std::string& path) { return from_table(CsvTable::read_file(path)); }
+
+std::vector<Measurement> parse_sweep(const std::string& text, const std::string& origin) {
+  return from_table(CsvTable::parse(text, origin));
+}
+
+std::string format_sweep(const std::vector<Measurement>& rows) {
+  std::ostringstream os;
+  os << kHeader << '\n';
+  for (const Measurement& m : rows) {
+    os << m.gpu << ',' << m.source << ',' << m.model << ',' << m.label << ',' << m.shape.op << ','
+       << dtype_name(m.shape.dtype);
+    put_int(os, m.shape.m);
+    put_int(os, m.shape.n);
+    put_int(os, m.shape.k);
+    put_int(os, m.shape.batch);
+    put_int(os, m.shape.tokens);
+    put_int(os, m.shape.hidden);
+    put_int(os, m.shape.heads);
+    put_int(os, m.shape.kv_heads);
+    put_int(os, m.shape.head_dim);
+    put_int(os, m.shape.q_len);
+    put_int(os, m.shape.kv_len);
+    char buf[32];
+    std::snprintf(buf, sizeof buf, ",%.6g\n", m.seconds * 1e6);
+    os << buf;
+  }
+  return os.str();
+}
+
+std::string kernel_group(OpKind op) {
+  switch (op) {
+    case OpKind::Gemm: return "gemm";
+    case OpKind::AttentionPrefill:
+    case OpKind::AttentionDecode: return "attention";
+    case OpKind::AllReduce:
+    case OpKind::AllGather: return "collective";
+    default: return "elementwise";
+  }
+}
+
+}  // namespace ks::kernels

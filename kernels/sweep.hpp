@@ -1,0 +1,38 @@
+#pragma once
+// Kernel measurements ("sweeps"): one documented CSV format for every source of data.
+//
+//   gpu,source,model,label,op,dtype,m,n,k,batch,tokens,hidden,heads,kv_heads,head_dim,q_len,kv_len,time_us
+//
+// gpu     catalog name of the GPU measured (a100_sxm_80gb, b200, ...)
+// source  what measured it (engine/library and dtype): efficiency differs by source as much as by GPU
+// model   the model whose layer this shape belongs to, blank for model-agnostic sweeps
+// label   the operator's name in the source data (attn_pre_proj, ...), blank if none
+// op..kv_len  the kernel (kernel_shape.hpp); time_us the median measured time in microseconds
+#include <string>
+#include <vector>
+
+#include "kernels/kernel.hpp"
+#include "kernels/kernel_shape.hpp"
+
+namespace ks::kernels {
+
+struct Measurement {
+  std::string gpu;
+  std::string source;
+  std::string model;
+  std::string label;
+  KernelShape shape;
+  Kernel kernel;   // built from shape
+  double seconds;  // measured time
+};
+
+// Throws CsvError naming the file, line and column for malformed rows (unknown op or dtype, bad
+// numbers, non-positive times).
+std::vector<Measurement> read_sweep(const std::string& path);
+std::vector<Measurement> parse_sweep(const std::string& text, const std::string& origin);
+std::string format_sweep(const std::vector<Measurement>& rows);
+
+// Groups of a kernel for reporting: "gemm", "attention", "elementwise".
+std::string kernel_group(OpKind op);
+
+}  // namespace ks::kernels

@@ -1,0 +1,36 @@
+#pragma once
+// The prediction tiers of the kernel model:
+//   roofline   eta = 1, plus a fixed launch latency: the baseline every tier is compared with
+//   cross-gen  the efficiency model fitted on the shipped sweeps of every GPU except the target,
+//              applied to the target's spec sheet (no measurement of the target)
+//   target     the efficiency model re-fitted on a sweep measured on the target GPU, with the
+//              cross-gen model as its prior (a calibration file from `kernelsight calibrate`)
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kernels/efficiency_fit.hpp"
+#include "kernels/efficiency_model.hpp"
+#include "kernels/sweep.hpp"
+
+namespace ks::kernels {
+
+enum class Tier { Roofline, CrossGen, Target };
+
+std::optional<Tier> parse_tier(std::string_view name);
+std::string_view tier_name(Tier tier);
+
+// Launch latency of the roofline baseline.
+constexpr double kRooflineLaunchSeconds = 2e-6;
+
+// Every sweep (*.csv) in `dir` (default: <data_dir>/sweeps), in file-name order.
+std::vector<Measurement> load_sweeps(const std::string& dir = "");
+
+// The cross-generation model for `target_gpu`: fitted on `sweeps` without the target's rows.
+EfficiencyModel fit_cross_gen(const std::vector<Measurement>& sweeps, const std::string& target_gpu);
+
+// The target-tier model: `target_rows` (all of the target GPU) fitted with `prior` as the prior.
+EfficiencyModel fit_target(const std::vector<Measurement>& target_rows, const EfficiencyModel& prior);
+
+}  // namespace ks::kernels

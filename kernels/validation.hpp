@@ -1,0 +1,34 @@
+#pragma once
+// Per-kernel error of a prediction tier against measurements, beside the roofline baseline.
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "kernels/sweep.hpp"
+
+namespace ks::kernels {
+
+struct ErrorStats {
+  std::size_t n = 0;
+  double mape = 0;        // mean absolute percentage error, %
+  double median_ape = 0;  // median absolute percentage error, %
+};
+
+struct ValidationReport {
+  std::map<std::string, std::pair<ErrorStats, ErrorStats>> by_label;  // label -> (tier, roofline)
+  std::map<std::string, std::pair<ErrorStats, ErrorStats>> by_group;  // gemm / attention / elementwise
+  std::pair<ErrorStats, ErrorStats> overall;
+};
+
+using Predictor = std::function<double(const Measurement&)>;  // seconds
+
+ValidationReport evaluate(const std::vector<Measurement>& rows, const Predictor& tier, const Predictor& roofline);
+
+ErrorStats error_stats(const std::vector<double>& abs_pct_errors);
+
+// The table `kernelsight validate` prints; its last line is
+// "kernel MAPE: tier <name> X% roofline Y%".
+std::string format_report(const ValidationReport& report, const std::string& tier_name);
+
+}  // namespace ks::kernels
