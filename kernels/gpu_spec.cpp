@@ -98,7 +98,7 @@ const std::vector<GpuSpec>& presets() {
        148,
        126 * kMiB,
        1.965e9,
-       "NVIDIA DGX B200 / HGX B200 specifications (per GPU, dense): FP16/BF16 2.25 PFLOPS, FP8 4.5 "
+       "NVIDIA DGX B200 specifications (https://www.nvidia.com/en-us/data-center/dgx-b200/), per GPU, dense: FP16/BF16 2.25 PFLOPS, FP8 4.5 "
        "PFLOPS, HBM3e 180 GB at 7.7 TB/s (KernelSight DESIGN.md section 6 figures)"},
       {"mi355x",
        {{DType::FP32, 157.3 * kTera},
@@ -111,7 +111,7 @@ const std::vector<GpuSpec>& presets() {
        256,
        256 * kMiB,
        2.4e9,
-       "AMD Instinct MI355X datasheet (dense): FP16/BF16 2.5 PFLOPS, FP8 5.0 PFLOPS, FP32 vector "
+       "AMD Instinct MI355X (https://www.amd.com/en/products/accelerators/instinct/mi350/mi355x.html), dense: FP16/BF16 2.5 PFLOPS, FP8 5.0 PFLOPS, FP32 vector "
        "157.3 TFLOPS, 288 GB HBM3E at 8 TB/s, 256 CUs, 256 MB Infinity Cache"},
   };
   return gpus;
