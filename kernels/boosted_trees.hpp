@@ -16,10 +16,10 @@ class Emitter;
 namespace ks::kernels {
 
 struct BoostOptions {
-  int trees = 200;
-  int max_depth = 5;
+  int trees = 400;
+  int max_depth = 6;
   double learning_rate = 0.1;
-  double min_leaf_weight = 20.0;  // sum of sample weights a leaf needs
+  double min_leaf_weight = 10.0;  // sum of sample weights a leaf needs
   double l2 = 1.0;                // ridge on leaf values
   int bins = 255;  // at most 255: bin indices are bytes
 };

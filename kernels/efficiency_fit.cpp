@@ -64,14 +64,14 @@ struct Residuals : FunctorBase {
   const std::vector<Sample>* samples;
   Layout layout;
   Eigen::VectorXd prior;
-  double ridge_sqrt;
+  Eigen::VectorXd ridge_sqrt;  // per parameter; a huge value freezes it at the prior
 
-  Residuals(const std::vector<Sample>* s, Layout l, Eigen::VectorXd pr, double ridge)
+  Residuals(const std::vector<Sample>* s, Layout l, Eigen::VectorXd pr, Eigen::VectorXd ridge)
       : FunctorBase(static_cast<int>(l.size()), static_cast<int>(s->size() + l.size())),
         samples(s),
         layout(l),
         prior(std::move(pr)),
-        ridge_sqrt(std::sqrt(ridge)) {}
+        ridge_sqrt(ridge.cwiseSqrt()) {}
 
   int operator()(const Eigen::VectorXd& x, Eigen::VectorXd& fvec) const {
     const ClassParams p = layout.unpack(x);
@@ -83,11 +83,39 @@ struct Residuals : FunctorBase {
     }
     for (std::size_t j = 0; j < layout.size(); ++j) {
       const auto jj = static_cast<Eigen::Index>(j);
-      fvec[static_cast<Eigen::Index>(n + j)] = ridge_sqrt * (x[jj] - prior[jj]);
+      fvec[static_cast<Eigen::Index>(n + j)] = ridge_sqrt[jj] * (x[jj] - prior[jj]);
     }
     return 0;
   }
 };
+
+constexpr double kMaxMemoryEfficiencyFit = 1.25;  // as in efficiency_model.cpp
+double sigmoid(double z) { return 1.0 / (1.0 + std::exp(-z)); }
+
+// Levenberg-Marquardt from `start` (with theta replaced by each of `thetas` in turn); the best.
+Eigen::VectorXd minimize(const std::vector<Sample>& samples, const Layout& layout, const Eigen::VectorXd& start,
+                         const Eigen::VectorXd& ridge, std::initializer_list<double> thetas) {
+  Eigen::VectorXd best;
+  double best_norm = std::numeric_limits<double>::infinity();
+  for (double theta : thetas) {
+    Eigen::VectorXd x = start;
+    x[static_cast<Eigen::Index>(layout.nc + layout.nm + 2)] = std::log(theta);
+    Residuals functor(&samples, layout, x, ridge);
+    Eigen::NumericalDiff<Residuals> numeric(functor);
+    Eigen::LevenbergMarquardt<Eigen::NumericalDiff<Residuals>> lm(numeric);
+    lm.parameters.maxfev = 4000;
+    lm.parameters.xtol = 1e-10;
+    lm.parameters.ftol = 1e-10;
+    lm.minimize(x);
+    Eigen::VectorXd residuals(functor.values());
+    functor(x, residuals);
+    if (residuals.squaredNorm() < best_norm) {
+      best_norm = residuals.squaredNorm();
+      best = x;
+    }
+  }
+  return best;
+}
 
 }  // namespace
 
@@ -129,28 +157,31 @@ EfficiencyModel fit_efficiency(const std::vector<Measurement>& rows, const FitOp
     const Layout layout{samples.front().f.nc, samples.front().f.nm};
     ClassParams& params = model.params(static_cast<KernelClass>(c));
     const Eigen::VectorXd prior = layout.pack(params);
-    // The SM-throughput term has no gradient while it is far below the others: start the search
-    // from several values of theta and keep the best fit.
-    Eigen::VectorXd best;
-    double best_norm = std::numeric_limits<double>::infinity();
-    for (double theta : {2.0, 8.0, std::exp(params.log_theta)}) {
-      Eigen::VectorXd x = prior;
-      x[static_cast<Eigen::Index>(layout.nc + layout.nm + 2)] = std::log(theta);
-      Residuals functor(&samples, layout, prior, options.ridge * static_cast<double>(samples.size()));
-      Eigen::NumericalDiff<Residuals> numeric(functor);
-      Eigen::LevenbergMarquardt<Eigen::NumericalDiff<Residuals>> lm(numeric);
-      lm.parameters.maxfev = 4000;
-      lm.parameters.xtol = 1e-10;
-      lm.parameters.ftol = 1e-10;
-      lm.minimize(x);
-      Eigen::VectorXd residuals(functor.values());
-      functor(x, residuals);
-      if (residuals.squaredNorm() < best_norm) {
-        best_norm = residuals.squaredNorm();
-        best = x;
+    const Eigen::Index i_eta_m = static_cast<Eigen::Index>(layout.nc);
+    const Eigen::Index i_t0 = static_cast<Eigen::Index>(layout.nc + layout.nm);
+    const Eigen::Index i_theta = static_cast<Eigen::Index>(layout.nc + layout.nm + 2);
+    const double n = static_cast<double>(samples.size());
+    Eigen::VectorXd x;
+    if (options.transferable_elementwise && c >= static_cast<std::size_t>(KernelClass::Norm)) {
+      // One GPU cannot tell HBM inefficiency from SM-side work: both scale time with bytes. What
+      // transfers: kernels that stream at most of the bandwidth stay memory-bound elsewhere; the
+      // others are limited by SM work, which scales with SMs x clock, not with bandwidth.
+      Eigen::VectorXd ridge = Eigen::VectorXd::Constant(prior.size(), 1e6 * n);  // frozen
+      ridge[i_eta_m] = ridge[i_t0] = options.ridge;
+      x = minimize(samples, layout, prior, ridge, {std::exp(params.log_theta)});
+      if (kMaxMemoryEfficiencyFit * sigmoid(x[i_eta_m]) < 0.75) {
+        Eigen::VectorXd start = prior;
+        start[i_eta_m] = std::log(0.72 / 0.28);  // 1.25 x sigmoid = 0.9 of the bandwidth
+        ridge = Eigen::VectorXd::Constant(prior.size(), 1e6 * n);
+        ridge[i_t0] = ridge[i_theta] = options.ridge;
+        x = minimize(samples, layout, start, ridge, {1.0, 4.0, 16.0});
       }
+    } else {
+      // The SM-throughput term has no gradient while it is far below the others: start the
+      // search from several values of theta and keep the best fit.
+      const Eigen::VectorXd ridge = Eigen::VectorXd::Constant(prior.size(), options.ridge * n);
+      x = minimize(samples, layout, prior, ridge, {2.0, 8.0, std::exp(params.log_theta)});
     }
-    const Eigen::VectorXd& x = best;
     const BoostedTrees prior_residual = params.residual;
     params = layout.unpack(x);
     params.fitted = true;

@@ -44,7 +44,9 @@ EfficiencyModel fit_cross_gen(const std::vector<Measurement>& sweeps, const std:
   std::vector<Measurement> others;
   for (const Measurement& m : sweeps)
     if (m.gpu != target_gpu) others.push_back(m);
-  EfficiencyModel model = fit_efficiency(others);
+  FitOptions options;
+  options.transferable_elementwise = true;
+  EfficiencyModel model = fit_efficiency(others, options);
   model.description = "cross-gen: fitted without measurements of " + target_gpu;
   return model;
 }
