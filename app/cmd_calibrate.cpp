@@ -14,13 +14,17 @@ namespace ks::app {
 
 int cmd_calibrate(const std::vector<std::string>& args) {
   po::options_description opts(
-      "kernelsight calibrate --gpu G (--vidur DIR | --gemm-table F | --sweep F)... -o calibration.yaml\n\n"
+      "kernelsight calibrate --gpu G (--vidur DIR | --gemm-table F | --sweep F)... -o calibration.yaml\n"
+      "kernelsight calibrate --cross-gen [--gpu G] [--sweeps-dir D] -o cross_gen.yaml\n\n"
       "Fits the kernel efficiency model to measurements of GPU G (the target tier). The cross-gen\n"
       "model (fitted on the shipped sweeps of the other GPUs) is the prior the fit starts from and\n"
-      "is pulled towards, so a small sweep corrects it rather than replacing it.\n\noptions");
+      "is pulled towards, so a small sweep corrects it rather than replacing it.\n"
+      "With --cross-gen: fits the cross-generation model on the sweeps, leaving GPU G out if given.\n\noptions");
   MeasurementInputs in;
   std::string out, models, sweeps_dir;
-  opts.add_options()("help,h", "show this help")("gpu", po::value(&in.gpu)->required(), "catalog name of the GPU")(
+  bool cross_gen = false;
+  opts.add_options()("help,h", "show this help")("gpu", po::value(&in.gpu), "catalog name of the GPU")(
+      "cross-gen", po::bool_switch(&cross_gen), "fit the cross-generation model instead")(
       "vidur", po::value(&in.vidur), "Vidur profiling folder (repeatable)")(
       "gemm-table", po::value(&in.gemm_tables), "GEMM table CSV (repeatable)")(
       "sweep", po::value(&in.sweeps), "sweep CSV (repeatable)")(
@@ -29,6 +33,22 @@ int cmd_calibrate(const std::vector<std::string>& args) {
       "out,o", po::value(&out)->required(), "calibration file to write");
   po::variables_map vm;
   if (int rc = parse_options("calibrate", args, opts, vm); rc >= 0) return rc;
+  if (cross_gen) {
+    try {
+      kernels::EfficiencyModel model = kernels::fit_cross_gen(kernels::load_sweeps(sweeps_dir), in.gpu);
+      if (in.gpu.empty()) model.description = "cross-gen: fitted on every shipped sweep";
+      util::write_file_atomically(out, model.to_yaml());
+      std::cerr << "wrote " << out << "\n";
+      return kExitOk;
+    } catch (const std::exception& e) {
+      std::cerr << "error: " << e.what() << "\n";
+      return kExitBadInput;
+    }
+  }
+  if (in.gpu.empty()) {
+    std::cerr << "kernelsight calibrate: --gpu is required (the GPU the measurements are of)\n";
+    return kExitBadInput;
+  }
   if (kernels::find_builtin_gpu(in.gpu) == nullptr) {
     std::cerr << "kernelsight calibrate: unknown GPU '" << in.gpu << "' (see kernelsight list)\n";
     return kExitBadInput;

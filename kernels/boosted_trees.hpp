@@ -16,9 +16,9 @@ class Emitter;
 namespace ks::kernels {
 
 struct BoostOptions {
-  int trees = 400;
+  int trees = 120;
   int max_depth = 6;
-  double learning_rate = 0.1;
+  double learning_rate = 0.25;
   double min_leaf_weight = 10.0;  // sum of sample weights a leaf needs
   double l2 = 1.0;                // ridge on leaf values
   int bins = 255;  // at most 255: bin indices are bytes

@@ -1,0 +1,42 @@
+#include "kernels/kernel_cost_model.hpp"
+
+#include <cstring>
+#include <stdexcept>
+
+namespace ks::kernels {
+
+KernelCostModel::KernelCostModel(Tier tier, GpuSpec gpu, std::shared_ptr<const EfficiencyModel> model,
+                                 double roofline_launch_s)
+    : tier_(tier), gpu_(std::move(gpu)), model_(std::move(model)), roofline_launch_s_(roofline_launch_s) {
+  if (tier_ != Tier::Roofline && !model_) throw std::invalid_argument("a learned tier needs an efficiency model");
+}
+
+std::size_t KernelCostModel::KeyHash::operator()(const Key& key) const {
+  auto mix = [](std::uint64_t h, std::uint64_t v) { return (h ^ v) * 0x100000001b3ULL; };
+  std::uint64_t h = 0xcbf29ce484222325ULL;
+  h = mix(h, static_cast<std::uint64_t>(key.op));
+  h = mix(h, static_cast<std::uint64_t>(key.dtype));
+  h = mix(h, static_cast<std::uint64_t>(key.m));
+  h = mix(h, static_cast<std::uint64_t>(key.n));
+  h = mix(h, static_cast<std::uint64_t>(key.k));
+  h = mix(h, static_cast<std::uint64_t>(key.batch));
+  std::uint64_t bits;
+  std::memcpy(&bits, &key.bytes, sizeof bits);
+  h = mix(h, bits);
+  std::memcpy(&bits, &key.flops, sizeof bits);
+  return static_cast<std::size_t>(mix(h, bits));
+}
+
+KernelCost KernelCostModel::cost(const Kernel& kernel) const {
+  ++lookups_;
+  const Key key{kernel.op, kernel.dtype, kernel.m, kernel.n, kernel.k, kernel.batch, kernel.flops, kernel.bytes};
+  if (auto it = memo_.find(key); it != memo_.end()) return it->second;
+  ++misses_;
+  const KernelCost c = tier_ == Tier::Roofline ? roofline_cost(kernel, gpu_, roofline_launch_s_)
+                                               : model_->cost(kernel, gpu_);
+  if (memo_.size() >= kMaxEntries) memo_.clear();
+  memo_.emplace(key, c);
+  return c;
+}
+
+}  // namespace ks::kernels

@@ -1,0 +1,51 @@
+#pragma once
+// The cost of a kernel on one GPU in the chosen tier, memoised: engine steps repeat the same
+// kernel shapes (every decode step of a batch size, every layer), so most calls are a lookup.
+#include <cstdint>
+#include <memory>
+#include <unordered_map>
+
+#include "kernels/efficiency_model.hpp"
+#include "kernels/gpu_spec.hpp"
+#include "kernels/kernel.hpp"
+#include "kernels/tiers.hpp"
+
+namespace ks::kernels {
+
+class KernelCostModel {
+ public:
+  // Roofline: eta = 1 plus `roofline_launch_s`. Other tiers: the efficiency model (which has its
+  // own latency floor).
+  KernelCostModel(Tier tier, GpuSpec gpu, std::shared_ptr<const EfficiencyModel> model, double roofline_launch_s);
+
+  KernelCost cost(const Kernel& kernel) const;
+  Tier tier() const { return tier_; }
+  const GpuSpec& gpu() const { return gpu_; }
+  std::uint64_t lookups() const { return lookups_; }
+  std::uint64_t misses() const { return misses_; }
+
+ private:
+  struct Key {
+    OpKind op;
+    DType dtype;
+    std::int64_t m, n, k, batch;
+    double flops, bytes;
+    bool operator==(const Key& o) const {
+      return op == o.op && dtype == o.dtype && m == o.m && n == o.n && k == o.k && batch == o.batch &&
+             flops == o.flops && bytes == o.bytes;
+    }
+  };
+  struct KeyHash {
+    std::size_t operator()(const Key& key) const;
+  };
+  static constexpr std::size_t kMaxEntries = 1 << 20;  // cleared when full: bounded memory
+
+  Tier tier_;
+  GpuSpec gpu_;
+  std::shared_ptr<const EfficiencyModel> model_;
+  double roofline_launch_s_;
+  mutable std::unordered_map<Key, KernelCost, KeyHash> memo_;
+  mutable std::uint64_t lookups_ = 0, misses_ = 0;
+};
+
+}  // namespace ks::kernels
