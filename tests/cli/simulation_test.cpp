@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <functional>
+
+#include "kernels/calibration_store.hpp"
 
 #include "app/simulation.hpp"
 #include "kernels/gpu_spec.hpp"
@@ -19,21 +22,24 @@ name: e2e
 seed: 3
 model: {name: llama-3-8b, dtype: bf16}
 hardware:
-  gpu: {kind: catalog, spec: a100_sxm_80gb, kernel_overhead: 2us}
+  gpu: {kind: catalog, spec: a100_sxm_80gb, tier: roofline, kernel_overhead: 2us}
   host: {kind: fixed_overhead, prepare_overhead: 300us, finish_overhead: 200us, launch_overhead: 5us}
 engine: {kind: vllm_v1, max_num_seqs: 64, max_num_batched_tokens: 2048}
 workload: {kind: poisson, rate: 0.01/s, num_requests: 5, prompt_tokens: 1000, output_tokens: 20}
 )";
 
-// Step time of one batch on the modelled host + GPU (asynchronous launches, see HostCpu).
-double step_seconds(const kernels::StepBatch& batch) {
+// Step time of one batch on the modelled host + GPU (asynchronous launches, see HostCpu), with
+// kernel times from `kernel_seconds` (default: the roofline with a 2 us overhead).
+double step_seconds(const kernels::StepBatch& batch,
+                    std::function<double(const kernels::Kernel&)> kernel_seconds = nullptr) {
   const auto* model = kernels::find_builtin_model("llama-3-8b");
   const auto* gpu = kernels::find_builtin_gpu("a100_sxm_80gb");
+  if (!kernel_seconds) kernel_seconds = [&](const kernels::Kernel& k) { return kernels::roofline_cost(k, *gpu, 2e-6).seconds; };
   const auto sk = kernels::decompose_step(*model, batch, kernels::DType::BF16, kernels::DType::BF16);
   double t = 300e-6, gpu_free = 0;
   auto one = [&](const kernels::Kernel& k) {
     t += 5e-6;
-    gpu_free = std::max(t, gpu_free) + kernels::roofline_cost(k, *gpu, 2e-6).seconds;
+    gpu_free = std::max(t, gpu_free) + kernel_seconds(k);
   };
   for (const auto& k : sk.pre) one(k);
   for (int l = 0; l < sk.num_layers; ++l)
@@ -100,4 +106,22 @@ TEST(Simulation, AMisspeltKeyIsReportedWithItsLine) {
     EXPECT_EQ(e.key_path(), "router.polcy");
     EXPECT_EQ(e.mark().line, 12);
   }
+}
+
+// The learned tiers reach the simulation: with tier cross-gen every kernel takes what the shipped
+// cross-generation model says (A100 left out of its training data).
+TEST(Simulation, CrossGenTierPricesKernelsWithTheShippedModel) {
+  config::Document doc = config::Document::parse(kScenario, "e2e.yaml");
+  doc.apply_override("hardware.gpu.tier=cross-gen");
+  doc.apply_override("workload.num_requests=2");
+  app::Simulation sim(doc);
+  sim.run();
+  const auto model = kernels::tier_model(kernels::Tier::CrossGen, "a100_sxm_80gb");
+  EXPECT_EQ(model->trained_on, (std::vector<std::string>{"a40", "b200", "mi355x"}));
+  const auto* gpu = kernels::find_builtin_gpu("a100_sxm_80gb");
+  auto learned = [&](const kernels::Kernel& k) { return model->cost(k, *gpu).seconds; };
+  kernels::StepBatch prefill;
+  prefill.prefills = {{1000, 0, true}};
+  EXPECT_NEAR(sim.summary().ttft.mean_ms, step_seconds(prefill, learned) * 1e3, 1e-6);
+  EXPECT_GT(step_seconds(prefill, learned), step_seconds(prefill));  // efficiency < 1 costs time
 }

@@ -66,7 +66,7 @@ double ps_to_s(const sc_core::sc_time& t) { return static_cast<double>(t.value()
 
 TEST(GpuModule, StreamsRunTheirKernelsInOrderAndIndependently) {
   sim::Environment env;
-  auto gpu = make_gpu("spec: h100_sxm\nkernel_overhead: 0us\n");
+  auto gpu = make_gpu("spec: h100_sxm\ntier: roofline\nkernel_overhead: 0us\n");
   Launcher launcher("launcher");
   launcher.socket.bind(gpu->socket);
   const kernels::Kernel big = gemm(4096, 4096, 4096);
@@ -112,7 +112,7 @@ TEST(GpuModule, RejectsAPayloadWithoutAnExtension) {
 // finish overhead. The expected time is computed here from the kernel costs alone.
 TEST(HostCpu, StepTimeFollowsAsynchronousLaunchSemantics) {
   sim::Environment env;
-  auto gpu = make_gpu("spec: h100_sxm\nkernel_overhead: 3us\n");
+  auto gpu = make_gpu("spec: h100_sxm\ntier: roofline\nkernel_overhead: 3us\n");
   auto host = make_host("prepare_overhead: 400us\nfinish_overhead: 300us\nlaunch_overhead: 15us\n");
   host->gpu_socket.bind(gpu->socket);
 
