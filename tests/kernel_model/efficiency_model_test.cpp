@@ -1,0 +1,108 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "kernels/efficiency_fit.hpp"
+#include "kernels/efficiency_model.hpp"
+#include "kernels/kernel_builders.hpp"
+#include "kernels/kernel_cost_model.hpp"
+#include "kernels/tiers.hpp"
+
+using namespace ks::kernels;
+
+namespace {
+
+// A ground-truth GEMM model: efficiencies that fall for small M, a 6 us floor.
+EfficiencyModel truth() {
+  EfficiencyModel m;
+  ClassParams& p = m.params(KernelClass::Gemm);
+  p.wc = {1.5, 0.8, 0, 0, 0, 0, 0, 0};  // eta_c = sigmoid(1.5 + 0.8 * log2(M)/10)
+  p.wm = {0.5, 0, 0, 0, 0, 0, 0, 0};
+  p.log_t0 = std::log(6e-6);
+  p.log_p_minus_1 = std::log(3.0);
+  return m;
+}
+
+std::vector<Measurement> synthetic(const EfficiencyModel& model, const std::string& gpu_name) {
+  const GpuSpec& gpu = *find_builtin_gpu(gpu_name);
+  std::vector<Measurement> rows;
+  for (std::int64_t m = 1; m <= 8192; m *= 2)
+    for (std::int64_t n : {1024, 4096, 14336})
+      for (std::int64_t k : {2048, 8192}) {
+        Measurement x;
+        x.gpu = gpu_name;
+        x.source = "synthetic";
+        x.kernel = make_gemm("gemm", m, n, k, DType::FP16, 2, 2);
+        x.seconds = model.cost(x.kernel, gpu).seconds;
+        rows.push_back(x);
+      }
+  return rows;
+}
+
+}  // namespace
+
+// Fitted on two GPUs, the model recovers the truth on a third one it never saw: the parameters
+// are GPU-relative, which is what makes the cross-generation tier possible.
+TEST(EfficiencyFit, RecoversAKnownModelAndTransfersToAnUnseenGpu) {
+  const EfficiencyModel t = truth();
+  auto rows = synthetic(t, "a100_sxm_80gb");
+  const auto more = synthetic(t, "a40");
+  rows.insert(rows.end(), more.begin(), more.end());
+  const EfficiencyModel fitted = fit_efficiency(rows);
+  EXPECT_TRUE(fitted.params(KernelClass::Gemm).fitted);
+  EXPECT_EQ(fitted.trained_on, (std::vector<std::string>{"a100_sxm_80gb", "a40"}));
+  const GpuSpec& h100 = *find_builtin_gpu("h100_sxm");
+  double worst = 0;
+  for (const auto& r : synthetic(t, "h100_sxm")) {
+    const double want = t.cost(r.kernel, h100).seconds;
+    worst = std::max(worst, std::fabs(fitted.cost(r.kernel, h100).seconds - want) / want);
+  }
+  EXPECT_LT(worst, 0.02);
+}
+
+TEST(EfficiencyModel, YamlRoundTripIsExact) {
+  const EfficiencyModel t = truth();
+  const EfficiencyModel again = EfficiencyModel::from_yaml(t.to_yaml(), "t.yaml");
+  const GpuSpec& gpu = *find_builtin_gpu("a40");
+  const Kernel k = make_gemm("gemm", 300, 4096, 4096, DType::FP16, 2, 2);
+  EXPECT_DOUBLE_EQ(again.cost(k, gpu).seconds, t.cost(k, gpu).seconds);
+  EXPECT_THROW(EfficiencyModel::from_yaml("foo: 1", "bad.yaml"), std::runtime_error);
+  EXPECT_THROW(EfficiencyModel::from_yaml("kernel_efficiency_model: 1\nclasses: {gemm: {t0_us: -1}}", "b.yaml"),
+               std::runtime_error);
+}
+
+TEST(EfficiencyModel, ReportsBoundAndEfficiency) {
+  const EfficiencyModel t = truth();
+  const GpuSpec& gpu = *find_builtin_gpu("a100_sxm_80gb");
+  const KernelCost big = t.cost(make_gemm("gemm", 8192, 8192, 8192, DType::FP16, 2, 2), gpu);
+  EXPECT_EQ(big.bound, Bound::Compute);
+  EXPECT_GT(big.efficiency, 0.5);
+  EXPECT_LT(big.efficiency, 1.0);
+  const KernelCost tiny = t.cost(make_gemm("gemm", 1, 64, 64, DType::FP16, 2, 2), gpu);
+  EXPECT_EQ(tiny.bound, Bound::Launch);
+  EXPECT_GT(tiny.seconds, 6e-6);
+}
+
+TEST(KernelCostModel, MemoisesAndMatchesTheTier) {
+  const GpuSpec& gpu = *find_builtin_gpu("h100_sxm");
+  KernelCostModel roof(Tier::Roofline, gpu, nullptr, 2e-6);
+  const Kernel k = make_gemm("gemm", 128, 4096, 4096, DType::BF16, 2, 2);
+  EXPECT_DOUBLE_EQ(roof.cost(k).seconds, roofline_cost(k, gpu, 2e-6).seconds);
+  roof.cost(k);
+  EXPECT_EQ(roof.lookups(), 2u);
+  EXPECT_EQ(roof.misses(), 1u);
+  auto model = std::make_shared<const EfficiencyModel>(truth());
+  KernelCostModel learned(Tier::CrossGen, gpu, model, 2e-6);
+  EXPECT_DOUBLE_EQ(learned.cost(k).seconds, model->cost(k, gpu).seconds);
+  EXPECT_THROW(KernelCostModel(Tier::Target, gpu, nullptr, 0), std::invalid_argument);
+}
+
+TEST(Tiers, CrossGenLeavesTheTargetOut) {
+  auto rows = synthetic(truth(), "a100_sxm_80gb");
+  const auto more = synthetic(truth(), "a40");
+  rows.insert(rows.end(), more.begin(), more.end());
+  const EfficiencyModel m = fit_cross_gen(rows, "a40");
+  EXPECT_EQ(m.trained_on, (std::vector<std::string>{"a100_sxm_80gb"}));
+  EXPECT_EQ(parse_tier("cross-gen"), Tier::CrossGen);
+  EXPECT_FALSE(parse_tier("best").has_value());
+}
