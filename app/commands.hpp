@@ -16,5 +16,6 @@ int cmd_describe(const std::vector<std::string>& args);
 int cmd_import(const std::vector<std::string>& args);
 int cmd_calibrate(const std::vector<std::string>& args);
 int cmd_validate(const std::vector<std::string>& args);
+int cmd_kernels(const std::vector<std::string>& args);
 
 }  // namespace ks::app

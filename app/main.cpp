@@ -19,7 +19,8 @@ void print_usage(std::ostream& out) {
          "  describe KIND                                        parameters of a kind (e.g. poisson, gpu.catalog)\n"
          "  import (--vidur DIR --gpu G | --gemm-table F) -o S   measurements -> sweep CSV\n"
          "  calibrate --gpu G --sweep S... -o CAL.yaml           fit the kernel model to a GPU (target tier)\n"
-         "  validate --gpu G --tier T (--vidur DIR|--sweep S)    per-kernel error of a tier vs roofline\n\n"
+         "  validate --gpu G --tier T (--vidur DIR|--sweep S)    per-kernel error of a tier vs roofline\n"
+         "  kernels --gpu G --tier T --in K.csv --out P.csv      predict kernel times\n\n"
          "`kernelsight <command> --help` describes each command.\n";
 }
 
@@ -44,6 +45,7 @@ int sc_main(int argc, char* argv[]) {
   if (command == "import") return ks::app::cmd_import(args);
   if (command == "calibrate") return ks::app::cmd_calibrate(args);
   if (command == "validate") return ks::app::cmd_validate(args);
+  if (command == "kernels") return ks::app::cmd_kernels(args);
   std::cerr << "kernelsight: unknown command '" << command << "'\n\n";
   print_usage(std::cerr);
   return ks::app::kExitBadInput;

@@ -23,6 +23,41 @@ std::string text_cell(const CsvTable& t, std::size_t row, const char* column) {
   return t.has_column(column) ? t.cell(row, column) : std::string();
 }
 
+}  // namespace
+
+KernelShape read_shape(const CsvTable& t, std::size_t r) {
+  KernelShape shape;
+  shape.op = t.cell(r, "op");
+  const auto dtype = parse_dtype(t.cell(r, "dtype"));
+  if (!dtype) t.fail(r, "dtype", "expected one of fp32, fp16, bf16, fp8, int8, int4, got '" + t.cell(r, "dtype") + "'");
+  shape.dtype = *dtype;
+  shape.m = int_cell(t, r, "m", 0);
+  shape.n = int_cell(t, r, "n", 0);
+  shape.k = int_cell(t, r, "k", 0);
+  shape.batch = int_cell(t, r, "batch", 1);
+  shape.tokens = int_cell(t, r, "tokens", 0);
+  shape.hidden = int_cell(t, r, "hidden", 0);
+  shape.heads = int_cell(t, r, "heads", 0);
+  shape.kv_heads = int_cell(t, r, "kv_heads", 0);
+  shape.head_dim = int_cell(t, r, "head_dim", 0);
+  shape.q_len = int_cell(t, r, "q_len", 0);
+  shape.kv_len = int_cell(t, r, "kv_len", 0);
+  return shape;
+}
+
+Kernel read_kernel(const CsvTable& t, std::size_t row, KernelShape* shape_out) {
+  KernelShape shape = read_shape(t, row);
+  try {
+    Kernel k = build_kernel(shape);
+    if (shape_out) *shape_out = shape;
+    return k;
+  } catch (const std::invalid_argument& e) {
+    t.fail(row, "op", e.what());
+  }
+}
+
+namespace {
+
 std::vector<Measurement> from_table(const CsvTable& t) {
   std::vector<Measurement> out;
   out.reserve(t.rows());
@@ -33,26 +68,8 @@ std::vector<Measurement> from_table(const CsvTable& t) {
     m.source = text_cell(t, r, "source");
     m.model = text_cell(t, r, "model");
     m.label = text_cell(t, r, "label");
-    m.shape.op = t.cell(r, "op");
-    const auto dtype = parse_dtype(t.cell(r, "dtype"));
-    if (!dtype) t.fail(r, "dtype", "expected one of fp32, fp16, bf16, fp8, int8, int4, got '" + t.cell(r, "dtype") + "'");
-    m.shape.dtype = *dtype;
-    m.shape.m = int_cell(t, r, "m", 0);
-    m.shape.n = int_cell(t, r, "n", 0);
-    m.shape.k = int_cell(t, r, "k", 0);
-    m.shape.batch = int_cell(t, r, "batch", 1);
-    m.shape.tokens = int_cell(t, r, "tokens", 0);
-    m.shape.hidden = int_cell(t, r, "hidden", 0);
-    m.shape.heads = int_cell(t, r, "heads", 0);
-    m.shape.kv_heads = int_cell(t, r, "kv_heads", 0);
-    m.shape.head_dim = int_cell(t, r, "head_dim", 0);
-    m.shape.q_len = int_cell(t, r, "q_len", 0);
-    m.shape.kv_len = int_cell(t, r, "kv_len", 0);
-    try {
-      m.kernel = build_kernel(m.shape);
-    } catch (const std::invalid_argument& e) {
-      t.fail(r, "op", e.what());
-    }
+    m.shape = read_shape(t, r);
+    m.kernel = read_kernel(t, r, nullptr);
     const double us = t.required_number(r, "time_us");
     if (!(us > 0)) t.fail(r, "time_us", "expected a positive time");
     m.seconds = us * 1e-6;

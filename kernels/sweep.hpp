@@ -32,6 +32,12 @@ std::vector<Measurement> read_sweep(const std::string& path);
 std::vector<Measurement> parse_sweep(const std::string& text, const std::string& origin);
 std::string format_sweep(const std::vector<Measurement>& rows);
 
+class CsvTable;
+// The kernel of one CSV row with the shape columns above (blank cells: 0, batch: 1). Throws
+// CsvError naming the line and column of a bad cell or an invalid shape.
+KernelShape read_shape(const CsvTable& table, std::size_t row);
+Kernel read_kernel(const CsvTable& table, std::size_t row, KernelShape* shape = nullptr);
+
 // Groups of a kernel for reporting: "gemm", "attention", "elementwise".
 std::string kernel_group(OpKind op);
 
