@@ -1,5 +1,9 @@
 #include "kernels/step_decomposer.hpp"
 
+#include "kernels/moe.hpp"
+
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -45,15 +49,36 @@ struct Emitter {
   Phase phase;
 
   void push(OpKind op, const char* name, DType dt, i64 m, i64 n, i64 k, double flops, double bytes,
-            Phase ph) {
-    out->push_back(Kernel{op, name, dt, m, n, k, flops, bytes, ph});
+            Phase ph, i64 groups = 1) {
+    out->push_back(Kernel{op, name, dt, m, n, k, flops, bytes, ph, groups});
   }
-  // [m x k] activations times [k x n] weights: read input and weights, write output.
-  void gemm(const char* name, i64 m, i64 n, i64 k) {
+  // [m x k] activations times [k x n] weights: read input and weights, write output. A bias is
+  // one more read vector and one add per output.
+  void gemm(const char* name, i64 m, i64 n, i64 k, bool bias = false) {
     const double md = static_cast<double>(m), nd = static_cast<double>(n),
                  kd = static_cast<double>(k);
-    push(OpKind::Gemm, name, gemm_dt, m, n, k, 2.0 * md * nd * kd,
-         (md * kd + md * nd) * act_b + nd * kd * w_b, phase);
+    push(OpKind::Gemm, name, gemm_dt, m, n, k, 2.0 * md * nd * kd + (bias ? md * nd : 0.0),
+         (md * kd + md * nd) * act_b + nd * kd * w_b + (bias ? nd * w_b : 0.0), phase);
+  }
+  // Grouped expert GEMM: `rows` routed rows (summed over experts) through one [k x n] matrix per
+  // expert; only the `touched` experts' weights are read (expected count, see kernels/moe.hpp).
+  void moe_gemm(const char* name, i64 rows, i64 n, i64 k, double touched, bool bias) {
+    const double r = static_cast<double>(rows), nd = static_cast<double>(n),
+                 kd = static_cast<double>(k);
+    const i64 groups = std::max<i64>(1, std::llround(touched));
+    push(OpKind::MoeGemm, name, gemm_dt, rows, n, k, 2.0 * r * nd * kd + (bias ? r * nd : 0.0),
+         (r * kd + r * nd) * act_b + touched * (nd * kd + (bias ? nd : 0.0)) * w_b, phase, groups);
+  }
+  // RMSNorm or LayerNorm, as the model uses.
+  void norm(NormKind kind, const char* name, i64 tokens, i64 width) {
+    if (kind == NormKind::RmsNorm) {
+      rms_norm(name, tokens, width);
+      return;
+    }
+    // Mean, variance, normalise, scale, shift: ~5 FLOPs per element; weight and bias read.
+    const double elems = static_cast<double>(tokens) * static_cast<double>(width);
+    push(OpKind::LayerNorm, name, act, tokens, width, 0, 5.0 * elems,
+         (2.0 * elems + 2.0 * static_cast<double>(width)) * act_b, phase);
   }
   // Reads the rows and the weight vector, writes the normalised rows.
   void rms_norm(const char* name, i64 tokens, i64 width) {
@@ -73,6 +98,37 @@ struct Emitter {
   }
 };
 
+// Mixture of experts as vLLM's fused_moe runs it (experts sharded by TP like a dense MLP):
+// router GEMM -> top-k softmax and sort by expert -> grouped gate/up GEMM over the routed rows
+// (tokens x top_k) -> SiLU-and-mul -> grouped down GEMM -> weighted sum of each token's k rows.
+// Expert weights are read only for the experts the step touches (expected count under uniform
+// routing); on average each of them sees tokens * top_k / touched rows.
+void emit_moe(Emitter& e, const ModelConfig& model, i64 tokens, i64 inter) {
+  const i64 hidden = model.hidden_size;
+  const i64 experts = model.num_experts;
+  const i64 rows = tokens * model.experts_per_token;
+  const double t = static_cast<double>(tokens), r = static_cast<double>(rows);
+  const double h = static_cast<double>(hidden), ex = static_cast<double>(experts);
+  const double touched = expected_experts_touched(model.num_experts, model.experts_per_token, tokens);
+
+  // The gate is tiny and stays in 16-bit under weight quantisation (vLLM does not quantise it);
+  // it is replicated on every TP rank.
+  e.push(OpKind::Gemm, "router", e.act, tokens, experts, hidden, 2.0 * t * ex * h,
+         (t * h + t * ex) * e.act_b + ex * h * e.act_b, e.phase);
+  // Softmax over the logits, top-k ids and weights (fp32 + int32), then the routed rows sorted
+  // by expert (int32 ids read and written).
+  e.push(OpKind::MoeTopK, "moe_topk", e.act, tokens, experts, model.experts_per_token, 5.0 * t * ex,
+         t * ex * e.act_b + r * 8.0 + r * 8.0, e.phase);
+  e.moe_gemm("experts_gate_up", rows, 2 * inter, hidden, touched, model.mlp_bias);
+  const double act_elems = r * static_cast<double>(inter);
+  e.push(OpKind::SiluMul, "silu_mul", e.act, rows, inter, 0, 5.0 * act_elems,
+         3.0 * act_elems * e.act_b, e.phase);
+  e.moe_gemm("experts_down", rows, hidden, inter, touched, model.mlp_bias);
+  // k expert outputs per token (already scaled by their routing weights) summed into one row.
+  e.push(OpKind::MoeSum, "moe_sum", e.act, tokens, hidden, model.experts_per_token, r * h,
+         (r * h + t * h) * e.act_b, e.phase);
+}
+
 }  // namespace
 
 StepKernels decompose_step(const ModelConfig& model, const StepBatch& batch, DType weight_dtype,
@@ -84,7 +140,6 @@ StepKernels decompose_step(const ModelConfig& model, const StepBatch& batch, DTy
 
 void decompose_step(const ModelConfig& model, const StepBatch& batch, DType weight_dtype,
                     DType kv_dtype, const ParallelConfig& parallel, StepKernels& out) {
-  if (model.num_experts > 0) throw std::invalid_argument("MoE not supported yet");
   model.validate();
   check_parallel(model, parallel);
 
@@ -150,13 +205,15 @@ void decompose_step(const ModelConfig& model, const StepBatch& batch, DType weig
 
   // --- one transformer layer ---
   e.out = &out.per_layer;
-  e.rms_norm("input_layernorm", tokens, hidden);
-  e.gemm("qkv_proj", tokens, (q_heads + 2 * kv_heads) * head_dim, hidden);
+  e.norm(model.norm, "input_layernorm", tokens, hidden);
+  e.gemm("qkv_proj", tokens, (q_heads + 2 * kv_heads) * head_dim, hidden, model.qkv_bias);
   {
-    // Rotates Q and K in place; reads the cos/sin cache once per token.
-    const double elems = t * (qh + kvh) * hd;
-    e.push(OpKind::Rope, "rotary_emb", act, tokens, (q_heads + kv_heads) * head_dim, 0, 3.0 * elems,
-           (2.0 * elems + t * hd) * act_b, phase);
+    // Rotates the first rotary_dim dims of Q and K in place; reads the cos/sin cache per token.
+    const i64 rot = model.rotary_dim();
+    const double rd = static_cast<double>(rot);
+    const double elems = t * (qh + kvh) * rd;
+    e.push(OpKind::Rope, "rotary_emb", act, tokens, (q_heads + kv_heads) * rot, 0, 3.0 * elems,
+           (2.0 * elems + t * rd) * act_b, phase);
   }
   if (prefill_q > 0) {
     // FlashAttention causal: 2*head_dim FLOPs for QK^T and 2*head_dim for PV per pair and head.
@@ -179,33 +236,47 @@ void decompose_step(const ModelConfig& model, const StepBatch& batch, DType weig
     e.push(OpKind::AttentionDecode, "attention_decode", act, decodes, decode_ctx, head_dim, flops,
            bytes, Phase::Decode);
   }
-  e.gemm("o_proj", tokens, hidden, q_heads * head_dim);
+  e.gemm("o_proj", tokens, hidden, q_heads * head_dim, model.o_bias);
   if (tp > 1) e.collective(OpKind::AllReduce, "attn_all_reduce", tokens, hidden);
-  e.add("attn_residual_add", tokens, hidden);
-  e.rms_norm("post_attention_layernorm", tokens, hidden);
-  const double act_elems = t * static_cast<double>(inter);
-  if (model.gated_mlp) {
-    e.gemm("gate_up_proj", tokens, 2 * inter, hidden);
-    // silu(gate) * up: reads both halves, writes one; ~5 FLOPs per output (exp, add, div, mul).
-    e.push(OpKind::SiluMul, "silu_mul", act, tokens, inter, 0, 5.0 * act_elems,
-           3.0 * act_elems * act_b, phase);
-  } else {
-    e.gemm("up_proj", tokens, inter, hidden);
-    // tanh-approximated GELU: ~8 FLOPs per element; read + write.
-    e.push(OpKind::Gelu, "gelu", act, tokens, inter, 0, 8.0 * act_elems, 2.0 * act_elems * act_b,
-           phase);
+  // A parallel block (Phi) feeds the MLP from the same normed input as attention.
+  if (!model.parallel_residual) {
+    e.add("attn_residual_add", tokens, hidden);
+    e.norm(model.norm, "post_attention_layernorm", tokens, hidden);
   }
-  e.gemm("down_proj", tokens, hidden, inter);
+  if (model.num_experts > 0) {
+    emit_moe(e, model, tokens, inter);
+  } else {
+    const double act_elems = t * static_cast<double>(inter);
+    if (model.gated_mlp) {
+      e.gemm("gate_up_proj", tokens, 2 * inter, hidden, model.mlp_bias);
+      // silu(gate) * up: reads both halves, writes one; ~5 FLOPs per output (exp, add, div, mul).
+      e.push(OpKind::SiluMul, "silu_mul", act, tokens, inter, 0, 5.0 * act_elems,
+             3.0 * act_elems * act_b, phase);
+    } else {
+      e.gemm("up_proj", tokens, inter, hidden, model.mlp_bias);
+      // tanh-approximated GELU: ~8 FLOPs per element; read + write.
+      e.push(OpKind::Gelu, "gelu", act, tokens, inter, 0, 8.0 * act_elems,
+             2.0 * act_elems * act_b, phase);
+    }
+    e.gemm("down_proj", tokens, hidden, inter, model.mlp_bias);
+  }
   if (tp > 1) e.collective(OpKind::AllReduce, "mlp_all_reduce", tokens, hidden);
-  e.add("mlp_residual_add", tokens, hidden);
+  if (model.parallel_residual) {
+    // residual + attention + MLP in one fused elementwise pass: three reads, one write.
+    const double elems = t * h;
+    e.push(OpKind::Add, "residual_add", act, tokens, hidden, 0, 2.0 * elems, 4.0 * elems * act_b,
+           phase);
+  } else {
+    e.add("mlp_residual_add", tokens, hidden);
+  }
 
   // --- last stage: final norm over all tokens, LM head and sampling only over sampled rows ---
   e.out = &out.post;
-  e.rms_norm("final_layernorm", tokens, hidden);
+  e.norm(model.norm, "final_layernorm", tokens, hidden);
   if (sampled > 0) {
     const double s = static_cast<double>(sampled);
     const double v = static_cast<double>(model.vocab_size);
-    e.gemm("lm_head", sampled, vocab_shard, hidden);
+    e.gemm("lm_head", sampled, vocab_shard, hidden, model.lm_head_bias);
     if (tp > 1) e.collective(OpKind::AllGather, "logits_all_gather", sampled, model.vocab_size);
     // fp32 logits: softmax/top-k/top-p passes, nominally one read and one write.
     e.push(OpKind::Sampling, "sampler", DType::FP32, sampled, model.vocab_size, 0, 5.0 * s * v,
