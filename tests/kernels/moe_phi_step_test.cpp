@@ -87,8 +87,7 @@ TEST(MoeStep, LargeBatchReadsEveryExpertOnce) {
   EXPECT_EQ(gate_up.dtype, DType::FP8);
   // fp8 weights (1 byte) for all 8 experts; 16-bit activations for 8192 routed rows.
   EXPECT_NEAR(gate_up.bytes, 2.0 * 8192 * (4096 + 28672) + 8.0 * 28672 * 4096, 1.0);
-  // A dense MLP of the same shape would do a quarter of the expert FLOPs x 8/2... exactly k/E
-  // of running every token through every expert.
+  // Every token through its 2 experts: 8192 routed rows, whatever the routing.
   EXPECT_DOUBLE_EQ(gate_up.flops, 2.0 * (4096 * 2) * 28672 * 4096);
   // The router stays 16-bit under fp8 weights.
   EXPECT_EQ(find(s.per_layer, "router").dtype, DType::BF16);
