@@ -1,8 +1,11 @@
 #include "app/simulation.hpp"
 
+#include <filesystem>
 #include <stdexcept>
 
 #include "kernels/dtype.hpp"
+#include "kernels/hf_config.hpp"
+#include "kernels/spec_error.hpp"
 #include "kernels/model_config.hpp"
 #include "serving/batch_scheduler.hpp"
 
@@ -23,7 +26,9 @@ config::Schema model_schema() {
   std::string known;
   for (const auto& n : kernels::builtin_model_names()) known += (known.empty() ? "" : ", ") + n;
   config::Schema s("The served model.");
-  s.string("name", std::nullopt, "model preset (" + known + ")")
+  s.string("name", std::string(""), "model preset (" + known + "); or set `config`")
+      .string("config", std::string(""),
+              "Hugging Face config.json of the model (relative to the scenario file); replaces `name`")
       .choice("dtype", dtype_choices(), std::string("bf16"), "weight dtype")
       .choice("kv_dtype", [] {
         auto c = dtype_choices();
@@ -62,7 +67,21 @@ Simulation::Simulation(config::Document& scenario) {
   // Model.
   const config::Section model_sec = root.section("model");
   const config::Params model_p = model_sec.resolve(model_schema());
-  const kernels::ModelConfig* model = kernels::find_builtin_model(model_p.string("name"));
+  kernels::ModelConfig loaded;  // model.config, when given
+  const kernels::ModelConfig* model = nullptr;
+  if (!model_p.string("config").empty()) {
+    const config::SourceMark& mark = model_p.mark("config");
+    std::filesystem::path path(model_p.string("config"));
+    if (path.is_relative() && mark.line > 0) path = std::filesystem::path(mark.origin).parent_path() / path;
+    try {
+      loaded = kernels::load_hf_config(path.string());
+    } catch (const kernels::SpecError& e) {
+      throw config::ConfigError(mark, "model.config", e.what());
+    }
+    model = &loaded;
+  } else {
+    model = kernels::find_builtin_model(model_p.string("name"));
+  }
   if (model == nullptr) {
     std::string known;
     for (const auto& n : kernels::builtin_model_names()) known += (known.empty() ? "" : ", ") + n;

@@ -1,6 +1,6 @@
 #pragma once
 // Spec-sheet description of one GPU: what the roofline (and later the learned efficiency model)
-// needs. All quantities in SI base units. A YAML catalog will construct these too.
+// needs. All quantities in SI base units. Built from data/gpus/*.yaml (kernels/gpu_catalog.hpp).
 #include <map>
 #include <string>
 #include <string_view>
@@ -22,14 +22,24 @@ struct GpuSpec {
   int num_sms = 0;
   double l2_bytes = 0;
   double clock_hz = 0;  // boost clock the vendor's tensor-core peaks are computed at
-  std::string source;   // where the numbers come from (spec sheets, whitepapers)
+  // GPU-to-GPU scale-up link (NVLink; Infinity Fabric on AMD) and host link (PCIe), both
+  // bidirectional totals per GPU as vendors quote them; 0 = no such link.
+  double nvlink_bandwidth = 0;  // B/s
+  double pcie_bandwidth = 0;    // B/s
+  std::string vendor;           // "nvidia", "amd"
+  std::string description;      // "NVIDIA H100 SXM5 80 GB (HBM3)"
+  std::string source;           // every citation of the spec file, joined ("; ")
+  // Per number: field ("hbm_bandwidth", "peak_bf16", ...) -> the citation it came from, or
+  // "override" when a scenario replaced it.
+  std::map<std::string, std::string> sources;
 
   // Throws std::invalid_argument if this GPU has no peak for dtype (e.g. fp8 on A100).
   double peak(DType dtype) const;
   bool supports(DType dtype) const { return peak_flops.count(dtype) != 0; }
 };
 
-// Built-in presets; nullptr if unknown. Lookup is ASCII case-insensitive.
+// The shipped catalog (data/gpus/*.yaml, embedded at build time); nullptr if unknown.
+// Lookup is ASCII case-insensitive.
 const GpuSpec* find_builtin_gpu(std::string_view name);
 std::vector<std::string> builtin_gpu_names();
 

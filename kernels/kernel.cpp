@@ -8,8 +8,16 @@ std::string_view op_name(OpKind op) {
       return "embedding";
     case OpKind::RmsNorm:
       return "rms_norm";
+    case OpKind::LayerNorm:
+      return "layer_norm";
     case OpKind::Gemm:
       return "gemm";
+    case OpKind::MoeTopK:
+      return "moe_topk";
+    case OpKind::MoeGemm:
+      return "moe_gemm";
+    case OpKind::MoeSum:
+      return "moe_sum";
     case OpKind::Rope:
       return "rope";
     case OpKind::AttentionPrefill:

@@ -11,7 +11,14 @@ namespace ks::kernels {
 enum class OpKind {
   Embedding,
   RmsNorm,
-  Gemm,  // includes the LM head (name "lm_head")
+  LayerNorm,  // mean/variance normalisation with weight and bias (Phi)
+  Gemm,       // includes the LM head (name "lm_head") and the MoE router
+  // MoE (vLLM fused_moe): top-k softmax over the router logits plus the sort of routed rows by
+  // expert; one grouped GEMM per expert matrix over all experts; the weighted sum of each
+  // token's k expert outputs.
+  MoeTopK,
+  MoeGemm,
+  MoeSum,
   Rope,
   AttentionPrefill,
   AttentionDecode,
@@ -33,12 +40,16 @@ struct Kernel {
   // Shape, by kind. Gemm: [m x k] . [k x n]. Attention: m = query tokens, n = key/value tokens
   // read (summed over sequences), k = head_dim. Elementwise/norm: m = tokens, n = row width.
   // Collectives: m = tokens, n = row width of the reduced/gathered tensor.
+  // MoeGemm: m = routed rows summed over experts (tokens x top_k), n x k = one expert's matrix.
   std::int64_t m = 0, n = 0, k = 0;
   double flops = 0;
   // HBM traffic (reads + writes). For collectives: the size of the full tensor per rank, as in
   // nccl-tests' "size".
   double bytes = 0;
   Phase phase = Phase::Mixed;
+  // MoeGemm: experts whose weights are read (expected count, rounded; >= 1); 1 otherwise.
+  // Average rows per expert = m / groups.
+  std::int64_t groups = 1;
   // Independent problems of the same shape in one launch (batched GEMM); 1 otherwise.
   std::int64_t batch = 1;
 };

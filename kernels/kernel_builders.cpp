@@ -6,9 +6,11 @@ double d(std::int64_t v) { return static_cast<double>(v); }
 }  // namespace
 
 Kernel make_gemm(const char* name, std::int64_t m, std::int64_t n, std::int64_t k, DType gemm_dtype,
-                 double act_bytes, double weight_bytes, std::int64_t batch) {
-  Kernel g{OpKind::Gemm, name, gemm_dtype, m, n, k, 2.0 * d(batch) * d(m) * d(n) * d(k),
-           d(batch) * ((d(m) * d(k) + d(m) * d(n)) * act_bytes + d(n) * d(k) * weight_bytes)};
+                 double act_bytes, double weight_bytes, std::int64_t batch, bool bias) {
+  const double b = bias ? 1.0 : 0.0;
+  Kernel g{OpKind::Gemm, name, gemm_dtype, m, n, k,
+           d(batch) * (2.0 * d(m) * d(n) * d(k) + b * d(m) * d(n)),
+           d(batch) * ((d(m) * d(k) + d(m) * d(n)) * act_bytes + (d(n) * d(k) + b * d(n)) * weight_bytes)};
   g.batch = batch;
   return g;
 }
@@ -19,12 +21,10 @@ Kernel make_rms_norm(const char* name, std::int64_t tokens, std::int64_t width, 
 }
 
 Kernel make_layer_norm(const char* name, std::int64_t tokens, std::int64_t width, DType act) {
-  // Mean and variance, scale and shift: weight and bias vectors read once.
+  // Mean, variance, normalise, scale, shift: ~5 FLOPs per element; weight and bias read once.
   const double elems = d(tokens) * d(width);
-  Kernel k = make_rms_norm(name, tokens, width, act);
-  k.flops = 6.0 * elems;
-  k.bytes = (2.0 * elems + 2.0 * d(width)) * dtype_bytes(act);
-  return k;
+  return Kernel{OpKind::LayerNorm, name, act, tokens, width, 0, 5.0 * elems,
+                (2.0 * elems + 2.0 * d(width)) * dtype_bytes(act)};
 }
 
 Kernel make_add(const char* name, std::int64_t tokens, std::int64_t width, DType act) {
@@ -43,10 +43,10 @@ Kernel make_gelu(const char* name, std::int64_t tokens, std::int64_t width, DTyp
 }
 
 Kernel make_rope(const char* name, std::int64_t tokens, std::int64_t q_heads, std::int64_t kv_heads,
-                 std::int64_t head_dim, DType act) {
-  const double elems = d(tokens) * d(q_heads + kv_heads) * d(head_dim);
-  return Kernel{OpKind::Rope, name, act, tokens, (q_heads + kv_heads) * head_dim, 0, 3.0 * elems,
-                (2.0 * elems + d(tokens) * d(head_dim)) * dtype_bytes(act)};
+                 std::int64_t rotary_dim, DType act) {
+  const double elems = d(tokens) * d(q_heads + kv_heads) * d(rotary_dim);
+  return Kernel{OpKind::Rope, name, act, tokens, (q_heads + kv_heads) * rotary_dim, 0, 3.0 * elems,
+                (2.0 * elems + d(tokens) * d(rotary_dim)) * dtype_bytes(act)};
 }
 
 Kernel make_embedding(const char* name, std::int64_t tokens, std::int64_t hidden, DType act) {
@@ -60,7 +60,7 @@ Kernel make_attention_prefill(const char* name, std::int64_t queries, std::int64
   const double qh = d(q_heads), kvh = d(kv_heads), hd = d(head_dim), q = d(queries);
   const double flops = 4.0 * qh * hd * d(pairs);
   const double bytes = 2.0 * q * qh * hd * act_b + d(kv_read) * 2.0 * kvh * hd * kv_b + q * 2.0 * kvh * hd * kv_b;
-  return Kernel{OpKind::AttentionPrefill, name, act, queries, kv_read, head_dim, flops, bytes, Phase::Prefill};
+  return Kernel{OpKind::AttentionPrefill, name, act, queries, kv_read, head_dim, flops, bytes, Phase::Prefill};  // FlashAttention, causal
 }
 
 Kernel make_attention_decode(const char* name, std::int64_t sequences, std::int64_t context, std::int64_t q_heads,

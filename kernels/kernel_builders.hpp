@@ -9,17 +9,19 @@
 
 namespace ks::kernels {
 
-// [batch x m x k] . [batch x k x n]: activations in act_dtype bytes, weights in weight_dtype bytes,
-// computing in gemm_dtype.
+// [batch x m x k] . [batch x k x n]: read input and weights, write output; activations of
+// act_bytes, weights of weight_bytes per element, computing in gemm_dtype. A bias is one more
+// weight vector read and one add per output.
 Kernel make_gemm(const char* name, std::int64_t m, std::int64_t n, std::int64_t k, DType gemm_dtype,
-                 double act_bytes, double weight_bytes, std::int64_t batch = 1);
+                 double act_bytes, double weight_bytes, std::int64_t batch = 1, bool bias = false);
 Kernel make_rms_norm(const char* name, std::int64_t tokens, std::int64_t width, DType act);
 Kernel make_layer_norm(const char* name, std::int64_t tokens, std::int64_t width, DType act);
 Kernel make_add(const char* name, std::int64_t tokens, std::int64_t width, DType act);
 Kernel make_silu_mul(const char* name, std::int64_t tokens, std::int64_t width, DType act);
 Kernel make_gelu(const char* name, std::int64_t tokens, std::int64_t width, DType act);
+// Rotates the first rotary_dim dims of Q and K in place; reads the cos/sin cache per token.
 Kernel make_rope(const char* name, std::int64_t tokens, std::int64_t q_heads, std::int64_t kv_heads,
-                 std::int64_t head_dim, DType act);
+                 std::int64_t rotary_dim, DType act);
 Kernel make_embedding(const char* name, std::int64_t tokens, std::int64_t hidden, DType act);
 // Causal prefill over sequences: `queries` new tokens in total, `kv_read` keys read in total
 // (cached + new), `pairs` causal (query, key) pairs in total.

@@ -1,25 +1,37 @@
 #include "kernels/model_config.hpp"
 
 #include <stdexcept>
-#include <utility>
 
 #include "kernels/ascii.hpp"
+#include "kernels/builtin_data.hpp"
+#include "kernels/hf_config.hpp"
 
 namespace ks::kernels {
 
 std::int64_t ModelConfig::parameter_count() const {
   const std::int64_t h = hidden_size;
+  const std::int64_t inter = intermediate_size;
   const std::int64_t q_width = std::int64_t{num_heads} * head_dim;
   const std::int64_t kv_width = std::int64_t{num_kv_heads} * head_dim;
-  const std::int64_t attention = h * q_width         // q_proj
-                                 + 2 * h * kv_width  // k_proj, v_proj
-                                 + q_width * h;      // o_proj
-  const std::int64_t mlp_matrices = gated_mlp ? 3 : 2;
-  std::int64_t mlp = mlp_matrices * h * intermediate_size;
+  std::int64_t attention = h * q_width         // q_proj
+                           + 2 * h * kv_width  // k_proj, v_proj
+                           + q_width * h;      // o_proj
+  if (qkv_bias) attention += q_width + 2 * kv_width;
+  if (o_bias) attention += h;
+  // Gated: gate and up (h -> inter each) and down; plain: up and down.
+  std::int64_t mlp = (gated_mlp ? 3 : 2) * h * inter;
+  if (mlp_bias) mlp += (gated_mlp ? 2 : 1) * inter + h;
   if (num_experts > 0) mlp = mlp * num_experts + h * num_experts;  // experts + router
-  const std::int64_t per_layer = attention + mlp + 2 * h;          // + two norm weights
+  const std::int64_t norm_params = norm == NormKind::LayerNorm ? 2 * h : h;  // weight (+ bias)
+  const std::int64_t norms_per_layer = parallel_residual ? 1 : 2;
+  const std::int64_t per_layer = attention + mlp + norms_per_layer * norm_params;
   const std::int64_t embeddings = std::int64_t{vocab_size} * h * (tied_embeddings ? 1 : 2);
-  return embeddings + per_layer * num_layers + h;  // + final norm
+  const std::int64_t head_bias = lm_head_bias ? vocab_size : 0;
+  return embeddings + head_bias + per_layer * num_layers + norm_params;  // + final norm
+}
+
+int ModelConfig::rotary_dim() const {
+  return static_cast<int>(partial_rotary_factor * head_dim);
 }
 
 double ModelConfig::weight_bytes(DType dtype) const {
@@ -57,38 +69,25 @@ void ModelConfig::validate() const {
   if (num_experts == 0 && experts_per_token != 0) {
     fail("experts_per_token set on a dense model (num_experts = 0)");
   }
+  if (!(partial_rotary_factor > 0.0 && partial_rotary_factor <= 1.0)) {
+    fail("partial_rotary_factor must be in (0, 1], got " + std::to_string(partial_rotary_factor));
+  }
+  if (sliding_window < 0) fail("sliding_window must be >= 0 (0 = full attention)");
 }
 
 namespace {
 
-ModelConfig llama(std::string name, int layers, int hidden, int heads, int kv_heads,
-                  int intermediate, int vocab, int max_pos) {
-  ModelConfig m;
-  m.name = std::move(name);
-  m.num_layers = layers;
-  m.hidden_size = hidden;
-  m.num_heads = heads;
-  m.num_kv_heads = kv_heads;
-  m.head_dim = hidden / heads;
-  m.intermediate_size = intermediate;
-  m.vocab_size = vocab;
-  m.max_position_embeddings = max_pos;
-  return m;
-}
-
+// The shipped data/models/*.json files, embedded at build time and parsed on first use with the
+// same loader users' files go through.
 const std::vector<ModelConfig>& presets() {
-  // Values from the config.json of each HF repository:
-  // meta-llama/Llama-2-{7b,13b,70b}-hf, meta-llama/Meta-Llama-3-{8B,70B},
-  // meta-llama/Llama-3.1-8B, mistralai/Mistral-7B-v0.1.
-  static const std::vector<ModelConfig> models = {
-      llama("llama-2-7b", 32, 4096, 32, 32, 11008, 32000, 4096),
-      llama("llama-2-13b", 40, 5120, 40, 40, 13824, 32000, 4096),
-      llama("llama-2-70b", 80, 8192, 64, 8, 28672, 32000, 4096),
-      llama("llama-3-8b", 32, 4096, 32, 8, 14336, 128256, 8192),
-      llama("llama-3-70b", 80, 8192, 64, 8, 28672, 128256, 8192),
-      llama("llama-3.1-8b", 32, 4096, 32, 8, 14336, 128256, 131072),
-      llama("mistral-7b", 32, 4096, 32, 8, 14336, 32000, 32768),
-  };
+  static const std::vector<ModelConfig> models = [] {
+    std::vector<ModelConfig> out;
+    for (const EmbeddedFile& file : builtin_model_files()) {
+      out.push_back(parse_hf_config(file.text, "data/models/" + std::string(file.name) + ".json",
+                                    file.name));
+    }
+    return out;
+  }();
   return models;
 }
 

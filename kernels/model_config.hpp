@@ -1,6 +1,6 @@
 #pragma once
 // Shape of a decoder-only transformer, enough to derive every kernel of a serving step.
-// Field names follow the HF config.json keys they come from (a later HF loader fills them).
+// Field names follow the HF config.json keys they come from (kernels/hf_config.hpp fills them).
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -10,8 +10,12 @@
 
 namespace ks::kernels {
 
+// Normalisation layer: Llama-style RMSNorm (weight only) or LayerNorm (weight and bias, Phi).
+enum class NormKind { RmsNorm, LayerNorm };
+
 struct ModelConfig {
   std::string name;
+  std::string architecture;   // HF "architectures"[0], e.g. "LlamaForCausalLM" (informational)
   int num_layers = 0;         // num_hidden_layers
   int hidden_size = 0;        // hidden_size
   int num_heads = 0;          // num_attention_heads
@@ -25,8 +29,26 @@ struct ModelConfig {
   int experts_per_token = 0;
   int max_position_embeddings = 4096;
 
-  // Llama-style count without bias terms: embeddings, (untied) LM head, per layer
-  // Q/K/V/O + MLP (x num_experts plus router for MoE) + two RMSNorm weights, final norm.
+  NormKind norm = NormKind::RmsNorm;
+  std::string hidden_act = "silu";  // HF hidden_act; gated MLPs use SiLU, plain ones GELU
+  // Phi/GPT-J block: attention and MLP both read one normed input and their outputs are added
+  // to the residual together (one norm per layer instead of two).
+  bool parallel_residual = false;
+  bool qkv_bias = false;      // Qwen, Phi, InternLM with bias
+  bool o_bias = false;        // attention output projection
+  bool mlp_bias = false;      // every MLP matrix (per expert for MoE)
+  bool lm_head_bias = false;  // Phi
+  // Fraction of head_dim that is rotated (Phi-2: 0.4 -> 32 of 80 dims).
+  double partial_rotary_factor = 1.0;
+  double rope_theta = 10000.0;
+  // Mistral's sliding-window attention span (0 = full attention). Recorded, not yet used by the
+  // step decomposer (attention still reads the whole context).
+  int sliding_window = 0;
+
+  // Dimensions of each head that rope rotates.
+  int rotary_dim() const;
+  // Embeddings, (untied) LM head, per layer Q/K/V/O + MLP (x num_experts plus router for MoE)
+  // + norm weights (and biases for LayerNorm), final norm, and every bias the flags above enable.
   std::int64_t parameter_count() const;
   // All parameters stored in one dtype (norm weights are a rounding error at this scale).
   double weight_bytes(DType dtype) const;

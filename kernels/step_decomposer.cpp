@@ -1,5 +1,11 @@
 #include "kernels/step_decomposer.hpp"
 
+#include "kernels/kernel_builders.hpp"
+
+#include "kernels/moe.hpp"
+
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <stdexcept>
 #include <string>
@@ -45,33 +51,74 @@ struct Emitter {
   Phase phase;
 
   void push(OpKind op, const char* name, DType dt, i64 m, i64 n, i64 k, double flops, double bytes,
-            Phase ph) {
-    out->push_back(Kernel{op, name, dt, m, n, k, flops, bytes, ph});
+            Phase ph, i64 groups = 1) {
+    out->push_back(Kernel{op, name, dt, m, n, k, flops, bytes, ph, groups});
   }
-  // [m x k] activations times [k x n] weights: read input and weights, write output.
-  void gemm(const char* name, i64 m, i64 n, i64 k) {
-    const double md = static_cast<double>(m), nd = static_cast<double>(n),
+  // Kernels with the shared FLOP/byte conventions of kernel_builders.hpp, stamped with the phase.
+  void emit(Kernel k) {
+    if (k.phase == Phase::Mixed) k.phase = phase;
+    out->push_back(k);
+  }
+  // [m x k] activations times [k x n] weights (kernel_builders.hpp).
+  void gemm(const char* name, i64 m, i64 n, i64 k, bool bias = false) {
+    emit(make_gemm(name, m, n, k, gemm_dt, act_b, w_b, 1, bias));
+  }
+  // Grouped expert GEMM: `rows` routed rows (summed over experts) through one [k x n] matrix per
+  // expert; only the `touched` experts' weights are read (expected count, see kernels/moe.hpp).
+  void moe_gemm(const char* name, i64 rows, i64 n, i64 k, double touched, bool bias) {
+    const double r = static_cast<double>(rows), nd = static_cast<double>(n),
                  kd = static_cast<double>(k);
-    push(OpKind::Gemm, name, gemm_dt, m, n, k, 2.0 * md * nd * kd,
-         (md * kd + md * nd) * act_b + nd * kd * w_b, phase);
+    const i64 groups = std::max<i64>(1, std::llround(touched));
+    push(OpKind::MoeGemm, name, gemm_dt, rows, n, k, 2.0 * r * nd * kd + (bias ? r * nd : 0.0),
+         (r * kd + r * nd) * act_b + touched * (nd * kd + (bias ? nd : 0.0)) * w_b, phase, groups);
   }
-  // Reads the rows and the weight vector, writes the normalised rows.
-  void rms_norm(const char* name, i64 tokens, i64 width) {
-    const double elems = static_cast<double>(tokens) * static_cast<double>(width);
-    push(OpKind::RmsNorm, name, act, tokens, width, 0, 4.0 * elems,
-         (2.0 * elems + static_cast<double>(width)) * act_b, phase);
+  // RMSNorm or LayerNorm, as the model uses.
+  void norm(NormKind kind, const char* name, i64 tokens, i64 width) {
+    if (kind == NormKind::RmsNorm) {
+      rms_norm(name, tokens, width);
+      return;
+    }
+    emit(make_layer_norm(name, tokens, width, act));
   }
-  // Residual add: two inputs, one output.
-  void add(const char* name, i64 tokens, i64 width) {
-    const double elems = static_cast<double>(tokens) * static_cast<double>(width);
-    push(OpKind::Add, name, act, tokens, width, 0, elems, 3.0 * elems * act_b, phase);
-  }
+  void rms_norm(const char* name, i64 tokens, i64 width) { emit(make_rms_norm(name, tokens, width, act)); }
+  void add(const char* name, i64 tokens, i64 width) { emit(make_add(name, tokens, width, act)); }
   // Collective over the TP group: bytes = full tensor per rank; no FLOPs priced here.
   void collective(OpKind op, const char* name, i64 tokens, i64 width) {
     const double elems = static_cast<double>(tokens) * static_cast<double>(width);
     push(op, name, act, tokens, width, 0, 0.0, elems * act_b, phase);
   }
 };
+
+// Mixture of experts as vLLM's fused_moe runs it (experts sharded by TP like a dense MLP):
+// router GEMM -> top-k softmax and sort by expert -> grouped gate/up GEMM over the routed rows
+// (tokens x top_k) -> SiLU-and-mul -> grouped down GEMM -> weighted sum of each token's k rows.
+// Expert weights are read only for the experts the step touches (expected count under uniform
+// routing); on average each of them sees tokens * top_k / touched rows.
+void emit_moe(Emitter& e, const ModelConfig& model, i64 tokens, i64 inter) {
+  const i64 hidden = model.hidden_size;
+  const i64 experts = model.num_experts;
+  const i64 rows = tokens * model.experts_per_token;
+  const double t = static_cast<double>(tokens), r = static_cast<double>(rows);
+  const double h = static_cast<double>(hidden), ex = static_cast<double>(experts);
+  const double touched = expected_experts_touched(model.num_experts, model.experts_per_token, tokens);
+
+  // The gate is tiny and stays in 16-bit under weight quantisation (vLLM does not quantise it);
+  // it is replicated on every TP rank.
+  e.push(OpKind::Gemm, "router", e.act, tokens, experts, hidden, 2.0 * t * ex * h,
+         (t * h + t * ex) * e.act_b + ex * h * e.act_b, e.phase);
+  // Softmax over the logits, top-k ids and weights (fp32 + int32), then the routed rows sorted
+  // by expert (int32 ids read and written).
+  e.push(OpKind::MoeTopK, "moe_topk", e.act, tokens, experts, model.experts_per_token, 5.0 * t * ex,
+         t * ex * e.act_b + r * 8.0 + r * 8.0, e.phase);
+  e.moe_gemm("experts_gate_up", rows, 2 * inter, hidden, touched, model.mlp_bias);
+  const double act_elems = r * static_cast<double>(inter);
+  e.push(OpKind::SiluMul, "silu_mul", e.act, rows, inter, 0, 5.0 * act_elems,
+         3.0 * act_elems * e.act_b, e.phase);
+  e.moe_gemm("experts_down", rows, hidden, inter, touched, model.mlp_bias);
+  // k expert outputs per token (already scaled by their routing weights) summed into one row.
+  e.push(OpKind::MoeSum, "moe_sum", e.act, tokens, hidden, model.experts_per_token, r * h,
+         (r * h + t * h) * e.act_b, e.phase);
+}
 
 }  // namespace
 
@@ -84,7 +131,6 @@ StepKernels decompose_step(const ModelConfig& model, const StepBatch& batch, DTy
 
 void decompose_step(const ModelConfig& model, const StepBatch& batch, DType weight_dtype,
                     DType kv_dtype, const ParallelConfig& parallel, StepKernels& out) {
-  if (model.num_experts > 0) throw std::invalid_argument("MoE not supported yet");
   model.validate();
   check_parallel(model, parallel);
 
@@ -133,10 +179,6 @@ void decompose_step(const ModelConfig& model, const StepBatch& batch, DType weig
   const DType act = activation_dtype(weight_dtype);
   const Phase phase = prefill_q == 0 ? Phase::Decode : decodes == 0 ? Phase::Prefill : Phase::Mixed;
   const double act_b = dtype_bytes(act);
-  const double kv_b = dtype_bytes(kv_dtype);
-  const double hd = static_cast<double>(head_dim);
-  const double qh = static_cast<double>(q_heads);
-  const double kvh = static_cast<double>(kv_heads);
   const double t = static_cast<double>(tokens);
   const double h = static_cast<double>(hidden);
 
@@ -145,67 +187,58 @@ void decompose_step(const ModelConfig& model, const StepBatch& batch, DType weig
 
   // --- first stage: embedding gather (read rows, write hidden states) ---
   e.out = &out.pre;
-  e.push(OpKind::Embedding, "embedding", act, tokens, hidden, 0, 0.0, t * h * act_b * 2.0, phase);
+  e.emit(make_embedding("embedding", tokens, hidden, act));
   if (tp > 1) e.collective(OpKind::AllReduce, "embedding_all_reduce", tokens, hidden);
 
   // --- one transformer layer ---
   e.out = &out.per_layer;
-  e.rms_norm("input_layernorm", tokens, hidden);
-  e.gemm("qkv_proj", tokens, (q_heads + 2 * kv_heads) * head_dim, hidden);
-  {
-    // Rotates Q and K in place; reads the cos/sin cache once per token.
-    const double elems = t * (qh + kvh) * hd;
-    e.push(OpKind::Rope, "rotary_emb", act, tokens, (q_heads + kv_heads) * head_dim, 0, 3.0 * elems,
-           (2.0 * elems + t * hd) * act_b, phase);
-  }
+  e.norm(model.norm, "input_layernorm", tokens, hidden);
+  e.gemm("qkv_proj", tokens, (q_heads + 2 * kv_heads) * head_dim, hidden, model.qkv_bias);
+  e.emit(make_rope("rotary_emb", tokens, q_heads, kv_heads, model.rotary_dim(), act));
+  // FlashAttention causal prefill and paged decode (kernel_builders.hpp for FLOPs and bytes).
   if (prefill_q > 0) {
-    // FlashAttention causal: 2*head_dim FLOPs for QK^T and 2*head_dim for PV per pair and head.
-    const double q = static_cast<double>(prefill_q);
-    const double flops = 4.0 * qh * hd * static_cast<double>(prefill_pairs);
-    const double bytes = 2.0 * q * qh * hd * act_b                                  // Q in, O out
-                         + static_cast<double>(prefill_kv) * 2.0 * kvh * hd * kv_b  // K/V read
-                         + q * 2.0 * kvh * hd * kv_b;                               // K/V write
-    e.push(OpKind::AttentionPrefill, "attention_prefill", act, prefill_q, prefill_kv, head_dim,
-           flops, bytes, Phase::Prefill);
+    e.emit(make_attention_prefill("attention_prefill", prefill_q, prefill_kv, prefill_pairs, q_heads, kv_heads,
+                                  head_dim, act, kv_dtype));
   }
   if (decodes > 0) {
-    // One query per sequence against its whole context; reading the KV cache dominates.
-    const double d = static_cast<double>(decodes);
-    const double ctx = static_cast<double>(decode_ctx);
-    const double flops = 4.0 * qh * hd * ctx;
-    const double bytes = ctx * 2.0 * kvh * hd * kv_b   // K/V read
-                         + 2.0 * d * qh * hd * act_b   // Q in, O out
-                         + d * 2.0 * kvh * hd * kv_b;  // new K/V write
-    e.push(OpKind::AttentionDecode, "attention_decode", act, decodes, decode_ctx, head_dim, flops,
-           bytes, Phase::Decode);
+    e.emit(make_attention_decode("attention_decode", decodes, decode_ctx, q_heads, kv_heads, head_dim, act, kv_dtype));
   }
-  e.gemm("o_proj", tokens, hidden, q_heads * head_dim);
+  e.gemm("o_proj", tokens, hidden, q_heads * head_dim, model.o_bias);
   if (tp > 1) e.collective(OpKind::AllReduce, "attn_all_reduce", tokens, hidden);
-  e.add("attn_residual_add", tokens, hidden);
-  e.rms_norm("post_attention_layernorm", tokens, hidden);
-  const double act_elems = t * static_cast<double>(inter);
-  if (model.gated_mlp) {
-    e.gemm("gate_up_proj", tokens, 2 * inter, hidden);
-    // silu(gate) * up: reads both halves, writes one; ~5 FLOPs per output (exp, add, div, mul).
-    e.push(OpKind::SiluMul, "silu_mul", act, tokens, inter, 0, 5.0 * act_elems,
-           3.0 * act_elems * act_b, phase);
-  } else {
-    e.gemm("up_proj", tokens, inter, hidden);
-    // tanh-approximated GELU: ~8 FLOPs per element; read + write.
-    e.push(OpKind::Gelu, "gelu", act, tokens, inter, 0, 8.0 * act_elems, 2.0 * act_elems * act_b,
-           phase);
+  // A parallel block (Phi) feeds the MLP from the same normed input as attention.
+  if (!model.parallel_residual) {
+    e.add("attn_residual_add", tokens, hidden);
+    e.norm(model.norm, "post_attention_layernorm", tokens, hidden);
   }
-  e.gemm("down_proj", tokens, hidden, inter);
+  if (model.num_experts > 0) {
+    emit_moe(e, model, tokens, inter);
+  } else {
+    if (model.gated_mlp) {
+      e.gemm("gate_up_proj", tokens, 2 * inter, hidden, model.mlp_bias);
+      e.emit(make_silu_mul("silu_mul", tokens, inter, act));
+    } else {
+      e.gemm("up_proj", tokens, inter, hidden, model.mlp_bias);
+      e.emit(make_gelu("gelu", tokens, inter, act));
+    }
+    e.gemm("down_proj", tokens, hidden, inter, model.mlp_bias);
+  }
   if (tp > 1) e.collective(OpKind::AllReduce, "mlp_all_reduce", tokens, hidden);
-  e.add("mlp_residual_add", tokens, hidden);
+  if (model.parallel_residual) {
+    // residual + attention + MLP in one fused elementwise pass: three reads, one write.
+    const double elems = t * h;
+    e.push(OpKind::Add, "residual_add", act, tokens, hidden, 0, 2.0 * elems, 4.0 * elems * act_b,
+           phase);
+  } else {
+    e.add("mlp_residual_add", tokens, hidden);
+  }
 
   // --- last stage: final norm over all tokens, LM head and sampling only over sampled rows ---
   e.out = &out.post;
-  e.rms_norm("final_layernorm", tokens, hidden);
+  e.norm(model.norm, "final_layernorm", tokens, hidden);
   if (sampled > 0) {
     const double s = static_cast<double>(sampled);
     const double v = static_cast<double>(model.vocab_size);
-    e.gemm("lm_head", sampled, vocab_shard, hidden);
+    e.gemm("lm_head", sampled, vocab_shard, hidden, model.lm_head_bias);
     if (tp > 1) e.collective(OpKind::AllGather, "logits_all_gather", sampled, model.vocab_size);
     // fp32 logits: softmax/top-k/top-p passes, nominally one read and one write.
     e.push(OpKind::Sampling, "sampler", DType::FP32, sampled, model.vocab_size, 0, 5.0 * s * v,

@@ -1,7 +1,7 @@
 #pragma once
 // Turns one engine step (a batch of prefill chunks and decodes) into the kernels one GPU runs.
 //
-// Conventions (vLLM-like dense Llama-family decoder):
+// Conventions (vLLM-like decoder: Llama family, Phi-style parallel blocks, Mixtral-style MoE):
 // * Activations are 16-bit (bf16/fp16, 2 bytes) whatever the weight dtype; fp32 weights imply
 //   fp32 activations. Attention, norms and elementwise kernels compute in the activation dtype.
 // * GEMMs compute in the weight dtype (fp8/int8 = W8A8 tensor-core GEMMs), except int4, which is
@@ -14,6 +14,13 @@
 //   rows followed by an all-reduce; KV heads are replicated when tp > num_kv_heads; the
 //   vocab-parallel embedding ends in an all-reduce and the LM-head logits are gathered.
 // * Pipeline transfers between stages are not kernels; the interconnect model adds them.
+// * Norms follow the model (RMSNorm or LayerNorm). A parallel block (Phi) has one norm per
+//   layer, attention and MLP read the same normed input and one fused add sums residual,
+//   attention and MLP. Biases add one vector read and one add per GEMM output.
+// * MoE layers replace the MLP by router GEMM, top-k, two grouped expert GEMMs (OpKind::MoeGemm;
+//   weights of the expected number of touched experts, kernels/moe.hpp), SiLU-and-mul over the
+//   routed rows and the weighted sum (see emit_moe in the .cpp). Sliding-window attention is
+//   not modelled yet (attention reads the whole context).
 #include <vector>
 
 #include "kernels/dtype.hpp"
@@ -30,7 +37,7 @@ struct StepKernels {
   std::vector<Kernel> post;       // final norm, lm_head, logits gather, sampling; last stage only
 };
 
-// Throws std::invalid_argument for MoE models, invalid model/parallel configs or batch entries
+// Throws std::invalid_argument for invalid model/parallel configs or batch entries
 // (tokens < 1, cached < 0, decode context < 1). An empty batch yields no kernels.
 StepKernels decompose_step(const ModelConfig& model, const StepBatch& batch, DType weight_dtype,
                            DType kv_dtype, const ParallelConfig& parallel = {});

@@ -1,10 +1,16 @@
 // GPU kind `catalog`: a GPU from the spec catalog, kernels priced by the kernel model of the
 // chosen tier (roofline, cross-gen or target; see kernels/tiers.hpp).
+// A hypothetical GPU is a spec file (`spec_file`) or catalog numbers overridden one by one
+// (`hbm_bandwidth: 6TB/s`, `peak_bf16: 2000TFLOPS`, ...; empty = from the spec).
+#include <filesystem>
 #include <stdexcept>
 
 #include "hw/gpu/gpu_module.hpp"
 #include "kernels/calibration_store.hpp"
+#include "kernels/gpu_catalog.hpp"
+#include "kernels/gpu_override.hpp"
 #include "kernels/kernel_cost_model.hpp"
+#include "kernels/spec_error.hpp"
 
 namespace ks::hw {
 namespace {
@@ -40,10 +46,49 @@ std::string known_gpus() {
   return list;
 }
 
+// A relative spec_file is relative to the scenario file that names it (else to the cwd).
+std::string resolve_path(const std::string& path, const config::SourceMark& mark) {
+  const std::filesystem::path p(path);
+  if (p.is_absolute() || mark.line == 0) return path;
+  return (std::filesystem::path(mark.origin).parent_path() / p).string();
+}
+
+kernels::GpuSpec make_spec(const config::Params& params) {
+  kernels::GpuSpec spec;
+  const std::string& file = params.string("spec_file");
+  if (!file.empty()) {
+    try {
+      spec = kernels::load_gpu_spec(resolve_path(file, params.mark("spec_file")));
+    } catch (const kernels::SpecError& e) {
+      throw config::ConfigError(params.mark("spec_file"), params.path() + ".spec_file", e.what());
+    }
+  } else {
+    const std::string& name = params.string("spec");
+    const kernels::GpuSpec* found = kernels::find_builtin_gpu(name);
+    if (found == nullptr)
+      throw config::ConfigError(params.mark("spec"), params.path() + ".spec",
+                                "unknown GPU '" + name + "' (known: " + known_gpus() + ")");
+    spec = *found;
+  }
+  for (const kernels::GpuField& field : kernels::gpu_fields()) {
+    const std::string& text = params.string(field.key);
+    if (text.empty()) continue;
+    try {
+      kernels::set_gpu_field(spec, field.key, text);
+    } catch (const std::invalid_argument& e) {
+      throw config::ConfigError(params.mark(field.key), params.path() + "." + field.key, e.what());
+    }
+    spec.sources[field.key] = "override";
+  }
+  return spec;
+}
+
 const bool registered = [] {
   config::Schema schema("A GPU from the spec catalog; kernel time from the roofline (dense peak FLOP/s, "
                         "HBM bandwidth) times a learned efficiency, by tier.");
   schema.string("spec", std::string("h100_sxm"), "catalog name of the GPU (" + known_gpus() + ")")
+      .string("spec_file", std::string(""),
+              "GPU spec YAML file (format of data/gpus/*.yaml); replaces `spec` when set")
       .choice("tier", {"roofline", "cross-gen", "target"}, std::string("cross-gen"),
               "kernel model: roofline (eta = 1), cross-gen (learned on other GPUs, spec sheet only) or "
               "target (calibrated on this GPU's sweep)")
@@ -52,14 +97,11 @@ const bool registered = [] {
       .quantity("kernel_overhead", config::Dim::Time, std::string("2us"),
                 "fixed GPU-side time per kernel of the roofline tier (the learned tiers fit their own)", 0.0,
                 false);
+  for (const kernels::GpuField& field : kernels::gpu_fields()) {
+    schema.string(field.key, std::string(""), "override: " + field.doc + "; empty = from the spec");
+  }
   gpu_registry().add("catalog", {schema.doc(), schema, [](const GpuArgs& args) -> std::unique_ptr<GpuModule> {
-                                   const std::string& name = args.params.string("spec");
-                                   const kernels::GpuSpec* spec = kernels::find_builtin_gpu(name);
-                                   if (spec == nullptr)
-                                     throw config::ConfigError(args.params.mark("spec"),
-                                                               args.params.path() + ".spec",
-                                                               "unknown GPU '" + name + "' (known: " + known_gpus() + ")");
-                                   return std::make_unique<CatalogGpu>(args, *spec);
+                                   return std::make_unique<CatalogGpu>(args, make_spec(args.params));
                                  }});
   return true;
 }();

@@ -149,3 +149,36 @@ TEST(Cli, ListDescribeAndHelp) {
     EXPECT_NE(r.out.find("kernelsight"), std::string::npos) << cmd;
   }
 }
+
+// Hypothetical hardware and user models: overrides over a catalog GPU, a spec file, a config.json.
+TEST(Cli, GpuOverridesSpecFilesAndHfConfigs) {
+  const std::string set = " --set workload.num_requests=100 -q";
+  auto tpot = [](const fs::path& dir) {
+    return nlohmann::json::parse(read(dir / "summary.json"))["mean_tpot_ms"].get<double>();
+  };
+  const fs::path base = temp_dir("base"), fast = temp_dir("fast"), file = temp_dir("file");
+  ASSERT_EQ(kernelsight("run " + kQuickstart + set + " --out " + base.string()).status, 0);
+  // Decode is memory-bound: twice the HBM bandwidth must cut TPOT clearly.
+  Result r = kernelsight("run " + kQuickstart + set + " --set hardware.gpu.hbm_bandwidth=6.7TB/s --out " +
+                         fast.string());
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_LT(tpot(fast), 0.8 * tpot(base));
+  r = kernelsight("run " + kQuickstart + set + " --set hardware.gpu.spec_file=" + std::string(KS_SOURCE_DIR) +
+                  "/data/gpus/h100_sxm.yaml --out " + file.string());
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_EQ(read(base / "summary.json"), read(file / "summary.json"));  // same numbers as the catalog
+
+  r = kernelsight("run " + kQuickstart + set + " --set hardware.gpu.peak_bf16=fast");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.out.find("hardware.gpu.peak_bf16"), std::string::npos) << r.out;
+
+  const fs::path phi = temp_dir("phi");
+  r = kernelsight("run " + kQuickstart + set + " --set model.config=" + std::string(KS_SOURCE_DIR) +
+                  "/data/models/phi-2.json --out " + phi.string());
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_EQ(nlohmann::json::parse(read(phi / "summary.json"))["model"], "phi-2");
+  r = kernelsight("run " + kQuickstart + set + " --set model.config=/nonexistent/config.json");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.out.find("model.config"), std::string::npos) << r.out;
+  for (const auto& d : {base, fast, file, phi}) fs::remove_all(d);
+}

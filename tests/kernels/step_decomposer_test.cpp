@@ -221,18 +221,7 @@ TEST(StepDecomposer, PipelineStagesSplitLayers) {
   EXPECT_EQ(decompose_step(llama2_70b(), b, DType::BF16, DType::BF16, {1, 3}).num_layers, 27);
 }
 
-TEST(StepDecomposer, RejectsMoeAndBadBatches) {
-  ModelConfig moe = llama2_7b();
-  moe.num_experts = 8;
-  moe.experts_per_token = 2;
-  StepBatch b;
-  b.decode_contexts = {5};
-  try {
-    decompose_step(moe, b, DType::BF16, DType::BF16);
-    FAIL() << "expected invalid_argument";
-  } catch (const std::invalid_argument& e) {
-    EXPECT_EQ(std::string(e.what()), "MoE not supported yet");
-  }
+TEST(StepDecomposer, RejectsBadBatches) {
   StepBatch bad;
   bad.decode_contexts = {0};
   EXPECT_THROW(decompose_step(llama2_7b(), bad, DType::BF16, DType::BF16), std::invalid_argument);

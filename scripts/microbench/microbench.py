@@ -1,0 +1,318 @@
+#!/usr/bin/env python3
+"""Model-agnostic kernel sweep for KernelSight calibration (run it on the GPU you want to model).
+
+Measures GEMMs over an M/N/K grid and dtypes, attention prefill and decode shapes (flash-attn when
+installed, else torch SDPA) and the memory-bound ops of a decoder layer (rmsnorm, layernorm,
+silu_mul, gelu, add, embedding, rope), and writes one CSV row per shape:
+
+    gpu,source,op,dtype,m,n,k,batch,tokens,hidden,heads,kv_heads,head_dim,q_len,kv_len,time_us
+
+Columns that do not apply to an op are blank. time_us is the median over --repeats timed runs
+(CUDA events around the op only), after --warmup untimed runs; with --flush-l2 (default) the L2
+cache is overwritten before every timed run so weights come from HBM as in serving.
+
+Column use per op:
+  gemm                 m = tokens (rows), n = output features, k = input features  (y = x W^T)
+  attention_prefill    batch, heads, kv_heads, head_dim, q_len = kv_len = prompt length (causal),
+                       tokens = batch * q_len
+  attention_decode     batch, heads, kv_heads, head_dim, q_len = 1, kv_len = context length,
+                       tokens = batch
+  rmsnorm, layernorm, add, gelu   tokens, hidden (row width)
+  silu_mul             tokens, hidden = output width (input is 2 * hidden)
+  embedding            tokens, hidden, n = vocabulary rows of the table
+  rope                 tokens, heads, kv_heads, head_dim (neox-style, whole head rotated)
+
+Usage (see docs/calibration.md, "Measuring your GPU"):
+    python3 scripts/microbench/microbench.py --gpu h100_sxm --out h100_sweep.csv
+    python3 scripts/microbench/microbench.py --gpu a100_sxm_80gb --quick --out a100_quick.csv
+    python3 scripts/microbench/microbench.py --dry-run --quick   # print the plan; no torch needed
+"""
+import argparse
+import csv
+import itertools
+import statistics
+import sys
+
+COLUMNS = ["gpu", "source", "op", "dtype", "m", "n", "k", "batch", "tokens", "hidden", "heads",
+           "kv_heads", "head_dim", "q_len", "kv_len", "time_us"]
+
+# Shapes: a model-agnostic grid plus the (N, K) pairs of common decoder layers (QKV, O, gate/up,
+# down of Llama-2/3, Mistral, Mixtral experts, Qwen-72B, phi-2), so both tiers have data near
+# real shapes without the sweep being tied to one model.
+M_FULL = [1, 2, 4, 8, 16, 32, 48, 64, 96, 128, 192, 256, 384, 512, 768, 1024, 2048, 4096, 8192]
+M_QUICK = [1, 8, 32, 128, 512, 2048, 8192]
+NK_GRID = [1024, 2048, 4096, 8192, 16384]
+NK_MODELS = [(6144, 4096), (12288, 4096), (4096, 4096), (28672, 4096), (4096, 14336),
+             (22016, 4096), (4096, 11008), (10240, 8192), (8192, 8192), (57344, 8192),
+             (8192, 28672), (7680, 2560), (10240, 2560), (2560, 10240), (24576, 8192)]
+ATTN_HEADS = [(32, 32, 128), (32, 8, 128), (64, 8, 128), (40, 40, 128), (32, 32, 80)]
+PREFILL_LENS = [128, 256, 512, 1024, 2048, 4096, 8192]
+DECODE_BATCH = [1, 4, 16, 64, 256]
+DECODE_CTX = [128, 512, 1024, 2048, 4096, 8192, 16384]
+TOKENS = [1, 16, 64, 256, 1024, 4096, 16384]
+HIDDEN = [2560, 4096, 5120, 8192]
+INTER = [10240, 11008, 14336, 28672]
+VOCAB = 128256
+
+
+def plan(args):
+    """Every measurement as a dict of CSV columns (without gpu/source/time_us)."""
+    quick = args.quick
+    ms = M_QUICK if quick else M_FULL
+    nk = ([(n, k) for n, k in itertools.product(NK_GRID[1:4], NK_GRID[1:4])] + NK_MODELS[:4]
+          if quick else [(n, k) for n, k in itertools.product(NK_GRID, NK_GRID)] + NK_MODELS)
+    rows = []
+    ops = set(args.ops)
+    for dtype in args.dtypes:
+        if "gemm" in ops:
+            for (n, k), m in itertools.product(dict.fromkeys(nk), ms):
+                rows.append(dict(op="gemm", dtype=dtype, m=m, n=n, k=k))
+        if dtype == "fp8":
+            continue  # attention and elementwise ops run in 16-bit activations
+        heads = ATTN_HEADS[:2] if quick else ATTN_HEADS
+        if "attention_prefill" in ops:
+            for (h, kvh, d), q in itertools.product(heads, PREFILL_LENS[::2] if quick else PREFILL_LENS):
+                for b in ([1] if q >= 2048 else [1, 4]):
+                    rows.append(dict(op="attention_prefill", dtype=dtype, batch=b, tokens=b * q, heads=h,
+                                     kv_heads=kvh, head_dim=d, q_len=q, kv_len=q))
+        if "attention_decode" in ops:
+            for (h, kvh, d), b, ctx in itertools.product(heads, DECODE_BATCH[::2] if quick else DECODE_BATCH,
+                                                          DECODE_CTX[::2] if quick else DECODE_CTX):
+                if b * ctx > 256 * 8192:
+                    continue  # keep the KV cache of one measurement under ~8 GiB
+                rows.append(dict(op="attention_decode", dtype=dtype, batch=b, tokens=b, heads=h,
+                                 kv_heads=kvh, head_dim=d, q_len=1, kv_len=ctx))
+        tokens = TOKENS[::2] if quick else TOKENS
+        for t in tokens:
+            for h in (HIDDEN[1:3] if quick else HIDDEN):
+                for op in ("rmsnorm", "layernorm", "add", "gelu"):
+                    if op in ops:
+                        rows.append(dict(op=op, dtype=dtype, tokens=t, hidden=h))
+                if "embedding" in ops:
+                    rows.append(dict(op="embedding", dtype=dtype, tokens=t, hidden=h, n=VOCAB))
+            if "silu_mul" in ops:
+                for inter in (INTER[1:3] if quick else INTER):
+                    rows.append(dict(op="silu_mul", dtype=dtype, tokens=t, hidden=inter))
+            if "rope" in ops:
+                for h, kvh, d in heads:
+                    rows.append(dict(op="rope", dtype=dtype, tokens=t, heads=h, kv_heads=kvh, head_dim=d))
+    return rows
+
+
+class Bench:
+    """Builds the tensors of one measurement and times it; all torch use lives here."""
+
+    def __init__(self, args):
+        import torch  # imported here so --dry-run and the syntax check need no torch
+        self.torch = torch
+        self.args = args
+        if not torch.cuda.is_available():
+            sys.exit("microbench: no CUDA/ROCm device visible to PyTorch")
+        self.dev = torch.device("cuda")
+        props = torch.cuda.get_device_properties(self.dev)
+        l2 = getattr(props, "L2_cache_size", 0) or 256 << 20
+        # Writing twice the L2 (at least 512 MiB, for AMD's Infinity Cache, which props do not
+        # report) evicts whatever the previous run left there.
+        self.flush_buf = torch.empty(max(2 * l2, 512 << 20), dtype=torch.uint8, device=self.dev)
+        # Each shape compiles its own kernel; dynamo's default limit (8 per function) would
+        # silently fall back to eager after a few shapes.
+        dynamo = getattr(getattr(torch, "_dynamo", None), "config", None)
+        for knob in ("cache_size_limit", "accumulated_cache_size_limit", "recompile_limit"):
+            if dynamo is not None and hasattr(dynamo, knob):
+                setattr(dynamo, knob, 100000)
+        self.dt = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}
+        self.flash = self._try_import("flash_attn")
+        self.fused = self._elementwise_impl(args.elementwise)
+
+    @staticmethod
+    def _try_import(name):
+        try:
+            return __import__(name)
+        except ImportError:
+            return None
+
+    def _elementwise_impl(self, choice):
+        """'compile' fuses each op into one kernel as vLLM's custom ops are; 'eager' does not."""
+        if choice == "auto":
+            choice = "compile" if hasattr(self.torch, "compile") else "eager"
+        return choice
+
+    def source(self):
+        torch = self.torch
+        backend = "rocm" + str(torch.version.hip) if getattr(torch.version, "hip", None) else "cu" + str(torch.version.cuda)
+        attn = "flash_attn" + self.flash.__version__ if self.flash else "sdpa"
+        return "pytorch{}+{}/{}/{}".format(torch.__version__.split("+")[0], backend, attn, self.fused)
+
+    def time_us(self, fn):
+        torch = self.torch
+        for _ in range(self.args.warmup):
+            fn()
+        times = []
+        for _ in range(self.args.repeats):
+            if self.args.flush_l2:
+                self.flush_buf.zero_()
+            start = torch.cuda.Event(enable_timing=True)
+            end = torch.cuda.Event(enable_timing=True)
+            start.record()
+            fn()
+            end.record()
+            end.synchronize()
+            times.append(start.elapsed_time(end) * 1000.0)  # ms -> us
+        return statistics.median(times)
+
+    def _maybe_compile(self, fn):
+        if self.fused == "compile":
+            return self.torch.compile(fn, dynamic=False)
+        return fn
+
+    def make(self, row):
+        """Returns a zero-argument callable running the op once, or None if unsupported."""
+        torch = self.torch
+        F = torch.nn.functional
+        op, dtype = row["op"], row["dtype"]
+        if op == "gemm":
+            m, n, k = row["m"], row["n"], row["k"]
+            if dtype == "fp8":
+                if not hasattr(torch, "float8_e4m3fn") or not hasattr(torch, "_scaled_mm"):
+                    return None
+                a = torch.randn(m, k, device=self.dev).to(torch.float8_e4m3fn)
+                b = torch.randn(n, k, device=self.dev).to(torch.float8_e4m3fn).t()  # column-major
+                one = torch.ones((), device=self.dev)
+                fn = lambda: torch._scaled_mm(a, b, scale_a=one, scale_b=one, out_dtype=torch.bfloat16)
+                try:
+                    fn()
+                except RuntimeError:
+                    return None  # no fp8 tensor cores (pre-Ada/Hopper), or m not a multiple of 16
+                return fn
+            x = torch.randn(m, k, device=self.dev, dtype=self.dt[dtype])
+            w = torch.randn(n, k, device=self.dev, dtype=self.dt[dtype])
+            return lambda: F.linear(x, w)
+        dt = self.dt[dtype]
+        if op in ("attention_prefill", "attention_decode"):
+            b, h, kvh, d = row["batch"], row["heads"], row["kv_heads"], row["head_dim"]
+            q_len, kv_len = row["q_len"], row["kv_len"]
+            causal = op == "attention_prefill"
+            if self.flash is not None and d % 8 == 0:
+                q = torch.randn(b, q_len, h, d, device=self.dev, dtype=dt)
+                k = torch.randn(b, kv_len, kvh, d, device=self.dev, dtype=dt)
+                v = torch.randn_like(k)
+                if causal:
+                    return lambda: self.flash.flash_attn_func(q, k, v, causal=True)
+                return lambda: self.flash.flash_attn_with_kvcache(q, k, v)
+            q = torch.randn(b, h, q_len, d, device=self.dev, dtype=dt)
+            k = torch.randn(b, kvh, kv_len, d, device=self.dev, dtype=dt)
+            v = torch.randn_like(k)
+            try:
+                F.scaled_dot_product_attention(q[:, :, :1], k[:, :, :1], v[:, :, :1], enable_gqa=True)
+                return lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=True)
+            except TypeError:  # torch < 2.5: expand KV heads outside the timed region
+                k = k.repeat_interleave(h // kvh, dim=1)
+                v = v.repeat_interleave(h // kvh, dim=1)
+                return lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+        t = row["tokens"]
+        if op in ("rmsnorm", "layernorm", "add", "gelu", "embedding"):
+            hdim = row["hidden"]
+            x = torch.randn(t, hdim, device=self.dev, dtype=dt)
+            w = torch.randn(hdim, device=self.dev, dtype=dt)
+            if op == "rmsnorm":
+                def rms(x, w):
+                    var = x.float().pow(2).mean(-1, keepdim=True)
+                    return (x.float() * torch.rsqrt(var + 1e-6)).to(x.dtype) * w
+                f = self._maybe_compile(rms)
+                return lambda: f(x, w)
+            if op == "layernorm":
+                f = self._maybe_compile(lambda x, w: F.layer_norm(x, (hdim,), w, w))
+                return lambda: f(x, w)
+            if op == "add":
+                y = torch.randn_like(x)
+                return lambda: torch.add(x, y)
+            if op == "gelu":
+                f = self._maybe_compile(lambda x: F.gelu(x, approximate="tanh"))
+                return lambda: f(x)
+            table = torch.randn(row["n"], hdim, device=self.dev, dtype=dt)
+            ids = torch.randint(0, row["n"], (t,), device=self.dev)
+            return lambda: F.embedding(ids, table)
+        if op == "silu_mul":
+            inter = row["hidden"]
+            x = torch.randn(t, 2 * inter, device=self.dev, dtype=dt)
+            f = self._maybe_compile(lambda x: F.silu(x[:, :inter]) * x[:, inter:])
+            return lambda: f(x)
+        if op == "rope":
+            h, kvh, d = row["heads"], row["kv_heads"], row["head_dim"]
+            q = torch.randn(t, h, d, device=self.dev, dtype=dt)
+            k = torch.randn(t, kvh, d, device=self.dev, dtype=dt)
+            cos = torch.randn(t, 1, d // 2, device=self.dev, dtype=dt)
+            sin = torch.randn_like(cos)
+
+            def rope(q, k, cos, sin):
+                def rot(x):
+                    x1, x2 = x[..., : d // 2], x[..., d // 2:]
+                    return torch.cat((x1 * cos - x2 * sin, x2 * cos + x1 * sin), dim=-1)
+                return rot(q), rot(k)
+            f = self._maybe_compile(rope)
+            return lambda: f(q, k, cos, sin)
+        raise ValueError("unknown op " + op)
+
+
+def parse_args(argv):
+    all_ops = ["gemm", "attention_prefill", "attention_decode", "rmsnorm", "layernorm", "silu_mul",
+               "gelu", "add", "embedding", "rope"]
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--gpu", default="unknown", help="catalog name of this GPU (kernelsight list), e.g. h100_sxm")
+    p.add_argument("--source", default=None, help="label of the measuring stack (default: torch/CUDA/attention versions)")
+    p.add_argument("--out", default="-", help="CSV file to write ('-' = stdout)")
+    p.add_argument("--dtypes", default="bf16,fp16,fp8", help="comma list of bf16, fp16, fp32, fp8 (fp8: GEMMs only)")
+    p.add_argument("--ops", default=",".join(all_ops), help="comma list of ops to measure")
+    p.add_argument("--quick", action="store_true", help="coarser grid (~10x fewer shapes)")
+    p.add_argument("--repeats", type=int, default=30, help="timed runs per shape (median reported)")
+    p.add_argument("--warmup", type=int, default=5, help="untimed runs per shape first")
+    p.add_argument("--no-flush-l2", dest="flush_l2", action="store_false", help="keep the L2 warm between runs")
+    p.add_argument("--elementwise", choices=["auto", "compile", "eager"], default="auto",
+                   help="compile: one fused kernel per op (like vLLM's custom ops); eager: PyTorch's kernels")
+    p.add_argument("--dry-run", action="store_true", help="write the planned rows with empty time_us; no GPU needed")
+    args = p.parse_args(argv)
+    args.dtypes = [d for d in args.dtypes.split(",") if d]
+    args.ops = [o for o in args.ops.split(",") if o]
+    for d in args.dtypes:
+        if d not in ("bf16", "fp16", "fp32", "fp8"):
+            p.error("unknown dtype " + d)
+    for o in args.ops:
+        if o not in all_ops:
+            p.error("unknown op {} (known: {})".format(o, ", ".join(all_ops)))
+    if args.repeats < 1 or args.warmup < 0:
+        p.error("--repeats must be >= 1 and --warmup >= 0")
+    return args
+
+
+def main(argv=None):
+    args = parse_args(sys.argv[1:] if argv is None else argv)
+    rows = plan(args)
+    bench = None if args.dry_run else Bench(args)
+    source = args.source or (bench.source() if bench else "dry-run")
+    out = sys.stdout if args.out == "-" else open(args.out, "w", newline="")
+    writer = csv.DictWriter(out, fieldnames=COLUMNS, restval="")
+    writer.writeheader()
+    skipped = 0
+    for i, row in enumerate(rows):
+        record = dict(row, gpu=args.gpu, source=source)
+        if bench is not None:
+            fn = bench.make(row)
+            if fn is None:
+                skipped += 1
+                continue
+            record["time_us"] = "{:.3f}".format(bench.time_us(fn))
+            del fn
+            bench.torch.cuda.empty_cache()
+            if out is not sys.stdout and (i + 1) % 100 == 0:
+                print("microbench: {}/{} shapes".format(i + 1, len(rows)), file=sys.stderr)
+        writer.writerow(record)
+        out.flush()
+    if out is not sys.stdout:
+        out.close()
+    print("microbench: {} rows{}".format(len(rows) - skipped,
+                                          ", {} unsupported shapes skipped".format(skipped) if skipped else ""),
+          file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
