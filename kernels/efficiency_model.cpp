@@ -28,13 +28,19 @@ std::string_view class_name(KernelClass c) { return kClassNames[static_cast<std:
 
 bool kernel_class(OpKind op, KernelClass* out) {
   switch (op) {
-    case OpKind::Gemm: *out = KernelClass::Gemm; return true;
+    case OpKind::Gemm:
+    case OpKind::MoeGemm: *out = KernelClass::Gemm; return true;
     case OpKind::AttentionPrefill: *out = KernelClass::AttentionPrefill; return true;
     case OpKind::AttentionDecode: *out = KernelClass::AttentionDecode; return true;
-    case OpKind::RmsNorm: *out = KernelClass::Norm; return true;
+    case OpKind::RmsNorm:
+    case OpKind::LayerNorm: *out = KernelClass::Norm; return true;
+    // Elementwise passes over activations; top-k and sampling are reductions of the same kind.
     case OpKind::SiluMul:
-    case OpKind::Gelu: *out = KernelClass::Activation; return true;
-    case OpKind::Add: *out = KernelClass::Add; return true;
+    case OpKind::Gelu:
+    case OpKind::MoeTopK:
+    case OpKind::Sampling: *out = KernelClass::Activation; return true;
+    case OpKind::Add:
+    case OpKind::MoeSum: *out = KernelClass::Add; return true;
     case OpKind::Rope: *out = KernelClass::Rope; return true;
     case OpKind::Embedding: *out = KernelClass::Embedding; return true;
     default: return false;
