@@ -36,7 +36,8 @@ config::Schema model_schema() {
 config::Schema cache_schema() {
   config::Schema s("KV-cache sizing, as vLLM's cache config.");
   s.integer("block_size", 16, "tokens per KV-cache block", 1, 1024)
-      .number("gpu_memory_utilization", 0.9, "fraction of GPU memory the engine may use", 0.01, 1.0);
+      .number("gpu_memory_utilization", 0.9, "fraction of GPU memory the engine may use", 0.01, 1.0)
+      .flag("enable_prefix_caching", true, "reuse the KV blocks of shared prompt prefixes (vLLM v1 default: on)");
   return s;
 }
 
@@ -132,7 +133,8 @@ Simulation::Simulation(config::Document& scenario) {
     }
     gpu_name_ = gpus_.back()->spec().name;
 
-    auto kv = std::make_unique<serving::KvBlockManager>(memory_.kv_blocks, mem.block_size);
+    auto kv = std::make_unique<serving::KvBlockManager>(memory_.kv_blocks, mem.block_size,
+                                                       cache_p.flag("enable_prefix_caching"));
     serving::SchedulerArgs sched_args{engine_p, kv.get()};
     auto scheduler = sched_entry.make(sched_args);
     serving::ReplicaSpec spec{rname, *model, weight_dtype, kv_dtype, {}};
@@ -189,7 +191,22 @@ nlohmann::json Simulation::report() const {
   j["preemptions"] = preemptions;
   j["kv_cache_blocks_per_replica"] = memory_.kv_blocks;
   j["kv_cache_tokens_per_replica"] = memory_.kv_tokens;
+  add_prefix_cache_report(j);
   return j;
+}
+
+void Simulation::add_prefix_cache_report(nlohmann::json& j) const {
+  serving::PrefixCacheStats total;
+  for (const auto& r : replicas_) {
+    const serving::PrefixCacheStats& s = r->kv().stats();
+    total.query_tokens += s.query_tokens;
+    total.hit_tokens += s.hit_tokens;
+    total.evictions += s.evictions;
+  }
+  j["prefix_cache_query_tokens"] = total.query_tokens;
+  j["prefix_cache_hit_tokens"] = total.hit_tokens;
+  j["prefix_cache_hit_rate"] = total.hit_rate();
+  j["prefix_cache_evictions"] = total.evictions;
 }
 
 }  // namespace ks::app

@@ -41,6 +41,7 @@ class Simulation {
 
  private:
   void source_loop();
+  void add_prefix_cache_report(nlohmann::json& j) const;
 
   std::string name_;
   std::uint64_t seed_ = 0;
