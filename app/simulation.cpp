@@ -141,21 +141,45 @@ Simulation::Simulation(config::Document& scenario) {
     replicas_.push_back(std::make_unique<serving::Replica>(*env_, spec, *hosts_.back(), std::move(kv),
                                                            std::move(scheduler), metrics_));
   }
+  if (workload_->max_concurrency() > 0) {
+    completions_ = std::make_unique<sim::Store<int>>(*env_);
+    for (auto& replica : replicas_) replica->set_on_finish([this](serving::Request&) { completions_->put(1); });
+  }
   env_->process([this] { source_loop(); }, "request_source");
 }
 
 void Simulation::source_loop() {
   std::vector<serving::ReplicaLoad> loads(replicas_.size());
-  while (auto spec = workload_->next()) {
-    const double wait = spec->arrival_s - env_->now_seconds();
-    if (wait > 0) env_->hold(sim::seconds(wait));
+  const std::int64_t concurrency = workload_->max_concurrency();
+  std::int64_t in_flight = 0;
+  for (;;) {
+    if (concurrency > 0) {  // closed loop: wait for a free slot, then send at once
+      while (completions_->try_get()) --in_flight;
+      while (in_flight >= concurrency) {
+        completions_->get();
+        --in_flight;
+      }
+      if (workload_->duration_s() > 0 && env_->now_seconds() > workload_->duration_s()) break;
+    }
+    auto spec = workload_->next();
+    if (!spec) break;
+    if (concurrency == 0) {
+      const double wait = spec->arrival_s - env_->now_seconds();
+      if (wait > 0) env_->hold(sim::seconds(wait));
+    }
     serving::Request& r = requests_.emplace_back();
     r.id = static_cast<std::uint64_t>(submitted_++);
     r.arrival_s = env_->now_seconds();
     r.prompt_tokens = spec->prompt_tokens;
     r.output_tokens = spec->output_tokens;
+    r.prefix_group = spec->prefix_group;
+    r.group_tokens = spec->group_tokens;
+    r.prompt_ids = spec->prompt_ids;
     for (std::size_t i = 0; i < replicas_.size(); ++i) loads[i].outstanding = replicas_[i]->outstanding();
-    replicas_.at(router_->route(r, loads))->submit(&r);
+    const std::size_t target = router_->route(r, loads);
+    r.replica = static_cast<std::int64_t>(target);
+    replicas_.at(target)->submit(&r);
+    ++in_flight;
   }
 }
 

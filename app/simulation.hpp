@@ -57,6 +57,7 @@ class Simulation {
   std::string model_name_, gpu_name_;
   std::deque<serving::Request> requests_;
   std::int64_t submitted_ = 0;
+  std::unique_ptr<sim::Store<int>> completions_;  // closed-loop workloads: one item per finished request
 };
 
 }  // namespace ks::app
