@@ -38,6 +38,14 @@ class Simulation {
   nlohmann::json report() const;
   std::uint64_t total_steps() const;
   std::uint64_t total_kernels() const;
+  // Every request submitted, in arrival order (unfinished ones have finish_s < 0).
+  const std::deque<serving::Request>& requests() const { return requests_; }
+  std::vector<const hw::GpuModule*> gpus() const {
+    std::vector<const hw::GpuModule*> out;
+    for (const auto& g : gpus_) out.push_back(g.get());
+    return out;
+  }
+  const serving::MetricsRecorder& metrics() const { return metrics_; }
 
  private:
   void source_loop();
