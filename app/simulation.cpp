@@ -5,6 +5,7 @@
 #include "kernels/dtype.hpp"
 #include "kernels/model_config.hpp"
 #include "serving/batch_scheduler.hpp"
+#include "serving/engine_profile.hpp"
 
 namespace ks::app {
 namespace {
@@ -13,7 +14,9 @@ config::Schema scenario_schema() {
   config::Schema s("A serving scenario: model, hardware, engine, workload and outputs.");
   s.string("name", std::string("scenario"), "scenario name (used for the default output folder)")
       .integer("seed", 0, "global seed; every component draws from its own stream derived from it", 0)
-      .integer("replicas", 1, "engine replicas behind the router", 1, 4096);
+      .integer("replicas", 1, "engine replicas behind the router", 1, 4096)
+      .choice("profile", {"none", "vllm", "sglang", "trtllm"}, std::string("none"),
+              "engine profile: host-overhead and scheduler defaults of that engine (docs/serving.md)");
   return s;
 }
 
@@ -54,6 +57,7 @@ kernels::DType dtype_param(const config::Params& p, const std::string& key) {
 }  // namespace
 
 Simulation::Simulation(config::Document& scenario) {
+  serving::apply_engine_profile(scenario);  // fills in defaults before anything is read
   config::Section root = scenario.root();
   const config::Params top = root.resolve(scenario_schema());
   name_ = top.string("name");
