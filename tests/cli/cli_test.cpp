@@ -102,6 +102,21 @@ TEST(Cli, GoodputCountsTheRequestsWithinTheSlos) {
   fs::remove_all(a);
 }
 
+TEST(Cli, PrefixCachingCutsTtftOnASharedPrefixWorkload) {
+  const fs::path on = temp_dir("pc_on"), off = temp_dir("pc_off");
+  const std::string base = "run " + std::string(KS_SOURCE_DIR) + "/scenarios/shared_prefix.yaml -q --set workload.num_requests=200";
+  ASSERT_EQ(kernelsight(base + " --out " + on.string()).status, 0);
+  ASSERT_EQ(kernelsight(base + " --set cache.enable_prefix_caching=false --out " + off.string()).status, 0);
+  const auto a = nlohmann::json::parse(read(on / "summary.json")), b = nlohmann::json::parse(read(off / "summary.json"));
+  EXPECT_EQ(a["completed"], 200);
+  EXPECT_EQ(b["completed"], 200);
+  EXPECT_GT(a["prefix_cache_hit_rate"].get<double>(), 0.5);
+  EXPECT_EQ(b["prefix_cache_hit_rate"].get<double>(), 0.0);
+  EXPECT_LT(a["mean_ttft_ms"].get<double>(), 0.5 * b["mean_ttft_ms"].get<double>());
+  EXPECT_EQ(a["total_input_tokens"], b["total_input_tokens"]);  // the same requests
+  fs::remove_all(on), fs::remove_all(off);
+}
+
 TEST(Cli, AMisspeltKeyExitsTwoNamingTheKeyAndLine) {
   const fs::path dir = temp_dir("typo");
   fs::create_directories(dir);
