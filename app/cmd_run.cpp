@@ -6,6 +6,7 @@
 #include <boost/program_options.hpp>
 
 #include "app/commands.hpp"
+#include "app/outputs.hpp"
 #include "app/simulation.hpp"
 #include "sc_modules/config/error.hpp"
 #include "sc_modules/util/atomic_file.hpp"
@@ -17,7 +18,9 @@ namespace ks::app {
 int cmd_run(const std::vector<std::string>& args) {
   po::options_description opts("kernelsight run SCENARIO.yaml [options]\n\n"
                                "Simulates the scenario, prints the `vllm bench serve` metrics and writes\n"
-                               "summary.json and config.resolved.yaml to the output folder.\n\noptions");
+                               "summary.json, requests.csv, kernels.csv and config.resolved.yaml to the\n"
+                               "output folder.\n\noptions");
+  std::string slo_text;
   std::vector<std::string> overrides;
   std::string out_dir;
   std::string scenario_path;
@@ -26,7 +29,8 @@ int cmd_run(const std::vector<std::string>& args) {
       "set,s", po::value(&overrides)->composing(),
       "override a scenario value: --set workload.rate=8/s (repeatable)")(
       "out,o", po::value(&out_dir), "output folder (default: output.dir, else results/<name>)")(
-      "quiet,q", po::bool_switch(&quiet), "do not print the metrics table");
+      "quiet,q", po::bool_switch(&quiet), "do not print the metrics table")(
+      "slo", po::value(&slo_text), "goodput SLOs, e.g. ttft=200ms,tpot=50ms (bare numbers: ms)");
   po::options_description hidden;
   hidden.add_options()("scenario", po::value(&scenario_path));
   po::options_description all;
@@ -54,6 +58,7 @@ int cmd_run(const std::vector<std::string>& args) {
   try {
     config::Document scenario = config::Document::load_file(scenario_path);
     for (const auto& assignment : overrides) scenario.apply_override(assignment);
+    const serving::Slo slo = slo_text.empty() ? serving::Slo{} : parse_slo(slo_text);
     Simulation sim(scenario);
     const std::string dir = out_dir.empty() ? sim.output_dir() : out_dir;
     util::ensure_directory(dir);  // fail before simulating, not after
@@ -63,9 +68,16 @@ int cmd_run(const std::vector<std::string>& args) {
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
 
     const serving::BenchmarkSummary summary = sim.summary();
-    util::write_file_atomically(dir + "/summary.json", sim.report().dump(2) + "\n");
+    nlohmann::json report = sim.report();
+    add_goodput(report, sim, slo);
+    util::write_file_atomically(dir + "/summary.json", report.dump(2) + "\n");
+    util::write_file_atomically(dir + "/requests.csv", requests_csv(sim));
+    util::write_file_atomically(dir + "/kernels.csv", kernels_csv(sim));
     util::write_file_atomically(dir + "/config.resolved.yaml", scenario.resolved_yaml() + "\n");
-    if (!quiet) std::cout << serving::format_table(summary);
+    if (!quiet) {
+      std::cout << serving::format_table(summary);
+      if (slo.any()) std::printf("%-40s %-10.2f\n", "Request goodput (req/s):", report["request_goodput"].get<double>());
+    }
     std::fprintf(stderr, "simulated %.3f s in %.3f s wall (%llu steps, %llu kernels); results in %s/\n",
                  summary.duration_s, wall, static_cast<unsigned long long>(sim.total_steps()),
                  static_cast<unsigned long long>(sim.total_kernels()), dir.c_str());

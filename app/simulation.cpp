@@ -8,6 +8,7 @@
 #include "kernels/spec_error.hpp"
 #include "kernels/model_config.hpp"
 #include "serving/batch_scheduler.hpp"
+#include "serving/engine_profile.hpp"
 
 namespace ks::app {
 namespace {
@@ -16,7 +17,9 @@ config::Schema scenario_schema() {
   config::Schema s("A serving scenario: model, hardware, engine, workload and outputs.");
   s.string("name", std::string("scenario"), "scenario name (used for the default output folder)")
       .integer("seed", 0, "global seed; every component draws from its own stream derived from it", 0)
-      .integer("replicas", 1, "engine replicas behind the router", 1, 4096);
+      .integer("replicas", 1, "engine replicas behind the router", 1, 4096)
+      .choice("profile", {"none", "vllm", "sglang", "trtllm"}, std::string("none"),
+              "engine profile: host-overhead and scheduler defaults of that engine (docs/serving.md)");
   return s;
 }
 
@@ -41,7 +44,8 @@ config::Schema model_schema() {
 config::Schema cache_schema() {
   config::Schema s("KV-cache sizing, as vLLM's cache config.");
   s.integer("block_size", 16, "tokens per KV-cache block", 1, 1024)
-      .number("gpu_memory_utilization", 0.9, "fraction of GPU memory the engine may use", 0.01, 1.0);
+      .number("gpu_memory_utilization", 0.9, "fraction of GPU memory the engine may use", 0.01, 1.0)
+      .flag("enable_prefix_caching", true, "reuse the KV blocks of shared prompt prefixes (vLLM v1 default: on)");
   return s;
 }
 
@@ -58,6 +62,7 @@ kernels::DType dtype_param(const config::Params& p, const std::string& key) {
 }  // namespace
 
 Simulation::Simulation(config::Document& scenario) {
+  serving::apply_engine_profile(scenario);  // fills in defaults before anything is read
   config::Section root = scenario.root();
   const config::Params top = root.resolve(scenario_schema());
   name_ = top.string("name");
@@ -151,28 +156,53 @@ Simulation::Simulation(config::Document& scenario) {
     }
     gpu_name_ = gpus_.back()->spec().name;
 
-    auto kv = std::make_unique<serving::KvBlockManager>(memory_.kv_blocks, mem.block_size);
+    auto kv = std::make_unique<serving::KvBlockManager>(memory_.kv_blocks, mem.block_size,
+                                                       cache_p.flag("enable_prefix_caching"));
     serving::SchedulerArgs sched_args{engine_p, kv.get()};
     auto scheduler = sched_entry.make(sched_args);
     serving::ReplicaSpec spec{rname, *model, weight_dtype, kv_dtype, {}};
     replicas_.push_back(std::make_unique<serving::Replica>(*env_, spec, *hosts_.back(), std::move(kv),
                                                            std::move(scheduler), metrics_));
   }
+  if (workload_->max_concurrency() > 0) {
+    completions_ = std::make_unique<sim::Store<int>>(*env_);
+    for (auto& replica : replicas_) replica->set_on_finish([this](serving::Request&) { completions_->put(1); });
+  }
   env_->process([this] { source_loop(); }, "request_source");
 }
 
 void Simulation::source_loop() {
   std::vector<serving::ReplicaLoad> loads(replicas_.size());
-  while (auto spec = workload_->next()) {
-    const double wait = spec->arrival_s - env_->now_seconds();
-    if (wait > 0) env_->hold(sim::seconds(wait));
+  const std::int64_t concurrency = workload_->max_concurrency();
+  std::int64_t in_flight = 0;
+  for (;;) {
+    if (concurrency > 0) {  // closed loop: wait for a free slot, then send at once
+      while (completions_->try_get()) --in_flight;
+      while (in_flight >= concurrency) {
+        completions_->get();
+        --in_flight;
+      }
+      if (workload_->duration_s() > 0 && env_->now_seconds() > workload_->duration_s()) break;
+    }
+    auto spec = workload_->next();
+    if (!spec) break;
+    if (concurrency == 0) {
+      const double wait = spec->arrival_s - env_->now_seconds();
+      if (wait > 0) env_->hold(sim::seconds(wait));
+    }
     serving::Request& r = requests_.emplace_back();
     r.id = static_cast<std::uint64_t>(submitted_++);
     r.arrival_s = env_->now_seconds();
     r.prompt_tokens = spec->prompt_tokens;
     r.output_tokens = spec->output_tokens;
+    r.prefix_group = spec->prefix_group;
+    r.group_tokens = spec->group_tokens;
+    r.prompt_ids = spec->prompt_ids;
     for (std::size_t i = 0; i < replicas_.size(); ++i) loads[i].outstanding = replicas_[i]->outstanding();
-    replicas_.at(router_->route(r, loads))->submit(&r);
+    const std::size_t target = router_->route(r, loads);
+    r.replica = static_cast<std::int64_t>(target);
+    replicas_.at(target)->submit(&r);
+    ++in_flight;
   }
 }
 
@@ -208,7 +238,22 @@ nlohmann::json Simulation::report() const {
   j["preemptions"] = preemptions;
   j["kv_cache_blocks_per_replica"] = memory_.kv_blocks;
   j["kv_cache_tokens_per_replica"] = memory_.kv_tokens;
+  add_prefix_cache_report(j);
   return j;
+}
+
+void Simulation::add_prefix_cache_report(nlohmann::json& j) const {
+  serving::PrefixCacheStats total;
+  for (const auto& r : replicas_) {
+    const serving::PrefixCacheStats& s = r->kv().stats();
+    total.query_tokens += s.query_tokens;
+    total.hit_tokens += s.hit_tokens;
+    total.evictions += s.evictions;
+  }
+  j["prefix_cache_query_tokens"] = total.query_tokens;
+  j["prefix_cache_hit_tokens"] = total.hit_tokens;
+  j["prefix_cache_hit_rate"] = total.hit_rate();
+  j["prefix_cache_evictions"] = total.evictions;
 }
 
 }  // namespace ks::app

@@ -38,9 +38,18 @@ class Simulation {
   nlohmann::json report() const;
   std::uint64_t total_steps() const;
   std::uint64_t total_kernels() const;
+  // Every request submitted, in arrival order (unfinished ones have finish_s < 0).
+  const std::deque<serving::Request>& requests() const { return requests_; }
+  std::vector<const hw::GpuModule*> gpus() const {
+    std::vector<const hw::GpuModule*> out;
+    for (const auto& g : gpus_) out.push_back(g.get());
+    return out;
+  }
+  const serving::MetricsRecorder& metrics() const { return metrics_; }
 
  private:
   void source_loop();
+  void add_prefix_cache_report(nlohmann::json& j) const;
 
   std::string name_;
   std::uint64_t seed_ = 0;
@@ -56,6 +65,7 @@ class Simulation {
   std::string model_name_, gpu_name_;
   std::deque<serving::Request> requests_;
   std::int64_t submitted_ = 0;
+  std::unique_ptr<sim::Store<int>> completions_;  // closed-loop workloads: one item per finished request
 };
 
 }  // namespace ks::app

@@ -21,11 +21,11 @@ void ContinuousBatchingScheduler::preempt(Request* request, StepPlan& plan) {
   waiting_.push_front(request);
 }
 
-StepPlan ContinuousBatchingScheduler::schedule() {
-  StepPlan plan;
-  std::int64_t budget = limits_.max_num_batched_tokens;
-
-  // 1. Running requests, oldest first. Preempt from the back when KV blocks run out.
+void ContinuousBatchingScheduler::schedule_running(StepPlan& plan, std::int64_t& budget) {
+  // Oldest first (Sarathi: decodes before unfinished prefills). Preempt from the back of the
+  // running queue when KV blocks run out.
+  if (limits_.decode_first)
+    std::stable_partition(running_.begin(), running_.end(), [this](const Request* r) { return tokens_to_compute(*r) == 1; });
   std::deque<Request*> kept;
   while (!running_.empty() && budget > 0) {
     Request* r = running_.front();
@@ -54,14 +54,17 @@ StepPlan ContinuousBatchingScheduler::schedule() {
   // Requests not reached for lack of budget stay running, after the scheduled ones.
   for (Request* r : running_) kept.push_back(r);
   running_.swap(kept);
+}
 
-  // 2. Waiting requests, FIFO, while there is budget, a sequence slot and KV room. Not in a
-  //    step that had to preempt: memory is short, admitting more would only thrash (as vLLM v1),
-  //    unless the preemptions emptied the batch.
-  while ((plan.preempted.empty() || plan.sequences.empty()) && !waiting_.empty() && budget > 0 &&
-         static_cast<std::int64_t>(running_.size()) < limits_.max_num_seqs) {
-    Request* r = waiting_.front();
-    std::int64_t tokens = tokens_to_compute(*r);
+void ContinuousBatchingScheduler::admit_waiting(StepPlan& plan, std::int64_t& budget) {
+  // Not in a step that had to preempt: memory is short, admitting more would only thrash (as
+  // vLLM v1), unless the preemptions emptied the batch. A static batch admits only when empty.
+  if (!plan.preempted.empty() && !plan.sequences.empty()) return;
+  if (limits_.static_batch && !running_.empty()) return;
+  while (!waiting_.empty() && budget > 0 && static_cast<std::int64_t>(running_.size()) < limits_.max_num_seqs) {
+    Request* r = waiting_.front();  // new or preempted: holds no KV blocks
+    const std::int64_t hit = kv_.cached_prefix(*r);
+    std::int64_t tokens = r->sequence_length() - hit;
     if (tokens > budget) {
       if (!limits_.chunked_prefill) {
         if (tokens > limits_.max_num_batched_tokens)
@@ -72,12 +75,22 @@ StepPlan ContinuousBatchingScheduler::schedule() {
       }
       tokens = budget;
     }
-    if (!kv_.reserve(*r, r->computed_tokens + tokens)) break;
+    const std::int64_t reserve = limits_.reserve_full ? r->prompt_tokens + r->output_tokens : hit + tokens;
+    if (!kv_.allocate(*r, hit, reserve)) break;
     waiting_.pop_front();
-    plan.sequences.push_back({r, tokens, r->computed_tokens});
+    r->computed_tokens = hit;
+    if (r->cached_tokens < 0) r->cached_tokens = hit;
+    plan.sequences.push_back({r, tokens, hit});
     budget -= tokens;
     running_.push_back(r);
   }
+}
+
+StepPlan ContinuousBatchingScheduler::schedule() {
+  StepPlan plan;
+  std::int64_t budget = limits_.max_num_batched_tokens;
+  schedule_running(plan, budget);
+  admit_waiting(plan, budget);
   plan.num_tokens = limits_.max_num_batched_tokens - budget;
   return plan;
 }
@@ -87,6 +100,7 @@ StepOutcome ContinuousBatchingScheduler::complete(const StepPlan& plan, double n
   for (const ScheduledSequence& s : plan.sequences) {
     Request* r = s.request;
     r->computed_tokens += s.tokens;
+    kv_.commit(*r);  // its full blocks become reusable by later requests with the same prefix
     if (r->computed_tokens < r->sequence_length()) continue;  // a prefill chunk, not the last
     // The step's logits for this sequence yield one token.
     ++r->generated;
@@ -105,23 +119,5 @@ StepOutcome ContinuousBatchingScheduler::complete(const StepPlan& plan, double n
   }
   return outcome;
 }
-
-namespace {
-const bool registered = [] {
-  config::Schema schema("Continuous batching with chunked prefill under a token budget, as in vLLM v1.");
-  schema.integer("max_num_seqs", 256, "most sequences in one step", 1)
-      .integer("max_num_batched_tokens", 8192, "token budget of one step", 1)
-      .flag("enable_chunked_prefill", true, "split long prompts over several steps to fit the budget");
-  scheduler_registry().add(
-      "vllm_v1", {schema.doc(), schema, [](const SchedulerArgs& args) -> std::unique_ptr<BatchScheduler> {
-                    SchedulerLimits limits;
-                    limits.max_num_seqs = args.params.integer("max_num_seqs");
-                    limits.max_num_batched_tokens = args.params.integer("max_num_batched_tokens");
-                    limits.chunked_prefill = args.params.flag("enable_chunked_prefill");
-                    return std::make_unique<ContinuousBatchingScheduler>(limits, *args.kv);
-                  }});
-  return true;
-}();
-}  // namespace
 
 }  // namespace ks::serving

@@ -42,6 +42,10 @@ struct SchedulerLimits {
   std::int64_t max_num_seqs = 256;
   std::int64_t max_num_batched_tokens = 8192;
   bool chunked_prefill = true;
+  // Policy variations (see the registered kinds vllm_v1, sarathi, orca, static):
+  bool decode_first = false;   // decodes before unfinished prefill chunks (Sarathi-Serve)
+  bool reserve_full = false;   // reserve KV for prompt + all output at admission (Orca): no preemption
+  bool static_batch = false;   // admit a new batch only when the previous one has finished
 };
 
 class BatchScheduler {
@@ -66,8 +70,10 @@ inline SchedulerRegistry& scheduler_registry() { return SchedulerRegistry::insta
 
 // Continuous batching as in vLLM v1: running requests first (decodes and unfinished prefill
 // chunks, in arrival order), then waiting requests FIFO, all under one token budget per step;
-// prefills are chunked to fit the budget; when KV blocks run out, the most recently admitted
-// running request is preempted and later recomputed.
+// prefills are chunked to fit the budget; a new request starts after its longest cached prefix
+// (prefix caching); when KV blocks run out, the most recently admitted running request is
+// preempted and later recomputed. SchedulerLimits' policy flags turn it into Sarathi-Serve,
+// Orca or static batching.
 class ContinuousBatchingScheduler final : public BatchScheduler {
  public:
   ContinuousBatchingScheduler(const SchedulerLimits& limits, KvBlockManager& kv);
@@ -82,6 +88,8 @@ class ContinuousBatchingScheduler final : public BatchScheduler {
  private:
   std::int64_t tokens_to_compute(const Request& r) const { return r.sequence_length() - r.computed_tokens; }
   void preempt(Request* request, StepPlan& plan);
+  void schedule_running(StepPlan& plan, std::int64_t& budget);
+  void admit_waiting(StepPlan& plan, std::int64_t& budget);
 
   SchedulerLimits limits_;
   KvBlockManager& kv_;

@@ -1,27 +1,148 @@
 #include "serving/kv_cache.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 
 namespace ks::serving {
+namespace {
 
-KvBlockManager::KvBlockManager(std::int64_t num_blocks, std::int64_t block_size)
-    : num_blocks_(num_blocks), block_size_(block_size), free_blocks_(num_blocks) {
-  if (num_blocks <= 0) throw std::invalid_argument("KV cache needs at least one block");
-  if (block_size <= 0) throw std::invalid_argument("KV block size must be positive");
+std::uint64_t mix(std::uint64_t x) {  // splitmix64 finaliser
+  x += 0x9e3779b97f4a7c15ULL;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+  return x ^ (x >> 31);
 }
 
-bool KvBlockManager::reserve(Request& request, std::int64_t tokens) {
-  const std::int64_t needed = blocks_for(tokens) - request.kv_blocks;
-  if (needed <= 0) return true;
-  if (needed > free_blocks_) return false;
-  free_blocks_ -= needed;
-  request.kv_blocks += needed;
+}  // namespace
+
+std::uint64_t block_hash(const Request& r, std::int64_t index, std::int64_t block_size, std::uint64_t parent) {
+  const std::int64_t begin = index * block_size;
+  const std::int64_t end = begin + block_size;
+  std::uint64_t content;
+  if (r.prompt_ids && end <= static_cast<std::int64_t>(r.prompt_ids->size())) {
+    content = 0x5bd1e995ULL;
+    for (std::int64_t i = begin; i < end; ++i)
+      content = mix(content ^ static_cast<std::uint32_t>((*r.prompt_ids)[static_cast<std::size_t>(i)]));
+  } else if (r.prefix_group != 0 && end <= r.group_tokens) {
+    content = mix(mix(r.prefix_group) ^ static_cast<std::uint64_t>(index));
+  } else {
+    // Tokens of this request alone: unique to (request, block).
+    content = mix(mix(r.id ^ 0xa5a5a5a5a5a5a5a5ULL) + static_cast<std::uint64_t>(index) * 0x100000001b3ULL);
+  }
+  return mix(parent ^ mix(content));
+}
+
+KvBlockManager::KvBlockManager(std::int64_t num_blocks, std::int64_t block_size, bool prefix_caching)
+    : block_size_(block_size), prefix_caching_(prefix_caching) {
+  if (num_blocks <= 0) throw std::invalid_argument("KV cache needs at least one block");
+  if (block_size <= 0) throw std::invalid_argument("KV block size must be positive");
+  const auto n = static_cast<std::size_t>(num_blocks);
+  ref_.assign(n, 0);
+  hash_.assign(n, 0);
+  hashed_.assign(n, false);
+  free_pos_.resize(n);
+  for (std::size_t b = 0; b < n; ++b) free_pos_[b] = free_.insert(free_.end(), static_cast<std::int32_t>(b));
+}
+
+std::uint64_t KvBlockManager::hash_of(Request& r, std::int64_t index) {
+  while (static_cast<std::int64_t>(r.block_hashes.size()) <= index) {
+    const auto i = static_cast<std::int64_t>(r.block_hashes.size());
+    r.block_hashes.push_back(block_hash(r, i, block_size_, i == 0 ? 0 : r.block_hashes.back()));
+  }
+  return r.block_hashes[static_cast<std::size_t>(index)];
+}
+
+std::int64_t KvBlockManager::cached_prefix(Request& r) {
+  if (!prefix_caching_ || !r.block_table.empty()) return 0;
+  const std::int64_t max_blocks = (r.sequence_length() - 1) / block_size_;
+  std::int64_t hits = 0;
+  while (hits < max_blocks && cached_.count(hash_of(r, hits)) != 0) ++hits;
+  return hits * block_size_;
+}
+
+std::int32_t KvBlockManager::take_free_block() {
+  const std::int32_t b = free_.front();
+  free_.pop_front();
+  const auto i = static_cast<std::size_t>(b);
+  free_pos_[i] = free_.end();
+  if (hashed_[i]) {  // evict its cached content
+    auto it = cached_.find(hash_[i]);
+    if (it != cached_.end() && it->second == b) cached_.erase(it);
+    hashed_[i] = false;
+    ++stats_.evictions;
+  }
+  ref_[i] = 1;
+  return b;
+}
+
+void KvBlockManager::touch(std::int32_t b) {
+  const auto i = static_cast<std::size_t>(b);
+  if (ref_[i] == 0) {
+    free_.erase(free_pos_[i]);
+    free_pos_[i] = free_.end();
+  }
+  ++ref_[i];
+}
+
+bool KvBlockManager::allocate(Request& r, std::int64_t hit_tokens, std::int64_t tokens) {
+  if (!r.block_table.empty()) throw std::logic_error("KvBlockManager::allocate: request already holds blocks");
+  const std::int64_t hit_blocks = hit_tokens / block_size_;
+  std::vector<std::int32_t> hits;
+  std::int64_t hits_free = 0;  // hit blocks that currently sit in the free queue
+  for (std::int64_t b = 0; b < hit_blocks; ++b) {
+    const std::int32_t block = cached_.at(hash_of(r, b));
+    hits.push_back(block);
+    if (ref_[static_cast<std::size_t>(block)] == 0) ++hits_free;
+  }
+  const std::int64_t fresh = std::max<std::int64_t>(0, blocks_for(tokens) - hit_blocks);
+  if (fresh > free_blocks() - hits_free) return false;
+  for (std::int32_t b : hits) touch(b);  // before taking fresh ones, so they are not evicted
+  r.block_table = std::move(hits);
+  for (std::int64_t i = 0; i < fresh; ++i) r.block_table.push_back(take_free_block());
+  r.kv_blocks = static_cast<std::int64_t>(r.block_table.size());
+  r.kv_committed_blocks = hit_blocks;
+  if (prefix_caching_) {
+    stats_.query_tokens += r.sequence_length();
+    stats_.hit_tokens += hit_blocks * block_size_;
+  }
   return true;
 }
 
-void KvBlockManager::release(Request& request) {
-  free_blocks_ += request.kv_blocks;
-  request.kv_blocks = 0;
+bool KvBlockManager::reserve(Request& r, std::int64_t tokens) {
+  const std::int64_t needed = blocks_for(tokens) - static_cast<std::int64_t>(r.block_table.size());
+  if (needed <= 0) return true;
+  if (needed > free_blocks()) return false;
+  for (std::int64_t i = 0; i < needed; ++i) r.block_table.push_back(take_free_block());
+  r.kv_blocks = static_cast<std::int64_t>(r.block_table.size());
+  return true;
+}
+
+void KvBlockManager::commit(Request& r) {
+  if (!prefix_caching_) return;
+  const std::int64_t full = std::min<std::int64_t>(r.computed_tokens / block_size_,
+                                                   static_cast<std::int64_t>(r.block_table.size()));
+  for (std::int64_t b = r.kv_committed_blocks; b < full; ++b) {
+    const std::uint64_t h = hash_of(r, b);
+    const auto i = static_cast<std::size_t>(r.block_table[static_cast<std::size_t>(b)]);
+    if (hashed_[i]) continue;
+    // A second copy of content already cached stays unhashed: it is freed first, and the
+    // cache keeps one block per hash.
+    if (!cached_.emplace(h, static_cast<std::int32_t>(i)).second) continue;
+    hash_[i] = h;
+    hashed_[i] = true;
+  }
+  r.kv_committed_blocks = std::max(r.kv_committed_blocks, full);
+}
+
+void KvBlockManager::release(Request& r) {
+  for (auto it = r.block_table.rbegin(); it != r.block_table.rend(); ++it) {
+    const auto i = static_cast<std::size_t>(*it);
+    if (--ref_[i] > 0) continue;
+    free_pos_[i] = hashed_[i] ? free_.insert(free_.end(), *it) : free_.insert(free_.begin(), *it);
+  }
+  r.block_table.clear();
+  r.kv_blocks = 0;
+  r.kv_committed_blocks = 0;
 }
 
 }  // namespace ks::serving

@@ -1,30 +1,75 @@
 #pragma once
-// Paged KV cache accounting (vLLM's block manager, without prefix caching yet): a request holds
-// ceil(tokens / block_size) blocks of a fixed pool.
+// Paged KV cache with prefix caching, as vLLM v1's KV cache manager: a request holds a table of
+// fixed-size blocks; every full block is identified by a hash chain of its tokens (the hash of
+// a block covers all tokens before it), so two requests with the same prefix map it to the same
+// blocks. Blocks are reference counted; a block nobody holds stays in the cache, in a free queue
+// ordered for LRU eviction, until a new allocation needs it.
 #include <cstdint>
+#include <list>
+#include <unordered_map>
+#include <vector>
 
 #include "serving/request.hpp"
 
 namespace ks::serving {
 
+struct PrefixCacheStats {
+  std::int64_t query_tokens = 0;  // tokens of the sequences looked up at admission
+  std::int64_t hit_tokens = 0;    // of which found in the cache
+  std::int64_t evictions = 0;     // cached blocks reused for other content
+  double hit_rate() const { return query_tokens > 0 ? static_cast<double>(hit_tokens) / query_tokens : 0.0; }
+};
+
+// Hash of block `index` of the request's token sequence given the hash of the block before it.
+std::uint64_t block_hash(const Request& request, std::int64_t index, std::int64_t block_size,
+                         std::uint64_t parent);
+
 class KvBlockManager {
  public:
-  KvBlockManager(std::int64_t num_blocks, std::int64_t block_size);
+  KvBlockManager(std::int64_t num_blocks, std::int64_t block_size, bool prefix_caching = false);
 
   std::int64_t blocks_for(std::int64_t tokens) const { return (tokens + block_size_ - 1) / block_size_; }
+
+  // Tokens at the start of the sequence of a request holding no blocks whose KV the cache
+  // already has (whole blocks; at most sequence_length - 1, since the last token must be
+  // computed to sample). No state change.
+  std::int64_t cached_prefix(Request& request);
+  // Gives a request holding no blocks the first `hit_tokens / block_size` cached blocks of its
+  // prefix and new blocks up to `tokens`; false (and no change) if the pool is short.
+  bool allocate(Request& request, std::int64_t hit_tokens, std::int64_t tokens);
   // Grows the request's allocation to hold `tokens` tokens; false (and no change) if the pool is short.
   bool reserve(Request& request, std::int64_t tokens);
+  // Registers the request's newly completed full blocks in the prefix cache.
+  void commit(Request& request);
+  // Drops the request's references; its cached blocks stay reusable until evicted.
   void release(Request& request);
 
-  std::int64_t num_blocks() const { return num_blocks_; }
-  std::int64_t free_blocks() const { return free_blocks_; }
+  std::int64_t num_blocks() const { return static_cast<std::int64_t>(ref_.size()); }
+  // Blocks no request holds (cached or empty): what allocations can take.
+  std::int64_t free_blocks() const { return static_cast<std::int64_t>(free_.size()); }
   std::int64_t block_size() const { return block_size_; }
-  double usage() const { return 1.0 - static_cast<double>(free_blocks_) / static_cast<double>(num_blocks_); }
+  std::int64_t ref_count(std::int32_t block) const { return ref_.at(static_cast<std::size_t>(block)); }
+  std::int64_t cached_blocks() const { return static_cast<std::int64_t>(cached_.size()); }
+  bool prefix_caching() const { return prefix_caching_; }
+  const PrefixCacheStats& stats() const { return stats_; }
+  double usage() const { return 1.0 - static_cast<double>(free_blocks()) / static_cast<double>(num_blocks()); }
 
  private:
-  std::int64_t num_blocks_;
+  std::uint64_t hash_of(Request& request, std::int64_t index);
+  std::int32_t take_free_block();
+  void touch(std::int32_t block);
+
   std::int64_t block_size_;
-  std::int64_t free_blocks_;
+  bool prefix_caching_;
+  std::vector<std::int32_t> ref_;
+  std::vector<std::uint64_t> hash_;
+  std::vector<bool> hashed_;
+  // Head = evicted first. Unhashed blocks go to the head, freed cached blocks to the tail (a
+  // request's blocks in reverse order, so a shared head outlives its private tail).
+  std::list<std::int32_t> free_;
+  std::vector<std::list<std::int32_t>::iterator> free_pos_;
+  std::unordered_map<std::uint64_t, std::int32_t> cached_;  // lookups only: never iterated
+  PrefixCacheStats stats_;
 };
 
 }  // namespace ks::serving

@@ -75,6 +75,20 @@ BenchmarkSummary summarize(const std::vector<RequestRecord>& requests,
   return s;
 }
 
+std::int64_t good_requests(const std::vector<RequestRecord>& requests, const Slo& slo) {
+  std::int64_t good = 0;
+  for (const RequestRecord& r : requests) {
+    const double ttft = r.first_token_s - r.arrival_s;
+    const double e2el = r.finish_s - r.arrival_s;
+    const double tpot = r.output_tokens > 1 ? (e2el - ttft) / static_cast<double>(r.output_tokens - 1) : 0.0;
+    if (slo.ttft_s > 0 && ttft > slo.ttft_s) continue;
+    if (slo.tpot_s > 0 && tpot > slo.tpot_s) continue;
+    if (slo.e2el_s > 0 && e2el > slo.e2el_s) continue;
+    ++good;
+  }
+  return good;
+}
+
 namespace {
 
 // Python "{:<40} {:<10}" with an integer.

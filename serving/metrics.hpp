@@ -44,6 +44,16 @@ LatencyStats latency_stats(const std::vector<double>& values_s);
 BenchmarkSummary summarize(const std::vector<RequestRecord>& requests,
                            const std::vector<double>& itls_s, double duration_s);
 
+// Service-level objectives for goodput (vllm bench serve --goodput): a request is good when
+// every given limit holds (0 = no limit). Seconds.
+struct Slo {
+  double ttft_s = 0, tpot_s = 0, e2el_s = 0;
+  bool any() const { return ttft_s > 0 || tpot_s > 0 || e2el_s > 0; }
+};
+
+// Requests meeting the SLOs; TPOT as in summarize() (single-token requests meet any TPOT limit).
+std::int64_t good_requests(const std::vector<RequestRecord>& requests, const Slo& slo);
+
 // The text block `vllm bench serve` prints (Mean/Median/P99 of TTFT, TPOT, ITL and E2EL),
 // byte for byte the same layout; every line ends in '\n'.
 std::string format_table(const BenchmarkSummary& summary);

@@ -18,7 +18,11 @@ class PoissonWorkload final : public Workload {
     if (remaining_ <= 0) return std::nullopt;
     --remaining_;
     clock_ += rng_.exponential(rate_);
-    return RequestSpec{clock_, prompt_, output_};
+    RequestSpec spec;
+    spec.arrival_s = clock_;
+    spec.prompt_tokens = prompt_;
+    spec.output_tokens = output_;
+    return spec;
   }
 
  private:

@@ -56,6 +56,8 @@ void Replica::engine_loop() {
       throw std::runtime_error("replica '" + spec_.name + "' cannot schedule any request (KV cache of " +
                                std::to_string(kv_->num_blocks()) + " blocks)");
     stats_.preemptions += plan.preempted.size();
+    for (const ScheduledSequence& s : plan.sequences)
+      if (s.request->first_scheduled_s < 0) s.request->first_scheduled_s = env_.now_seconds();
 
     const kernels::StepBatch batch = to_batch(plan);
     kernels::decompose_step(spec_.model, batch, spec_.weight_dtype, spec_.kv_dtype, spec_.parallel, kernels_);
@@ -70,6 +72,8 @@ void Replica::engine_loop() {
     const StepOutcome outcome = scheduler_->complete(plan, env_.now_seconds());
     metrics_.record(outcome, env_.now_seconds());
     outstanding_ -= outcome.finished.size();
+    if (on_finish_)
+      for (Request* r : outcome.finished) on_finish_(*r);
   }
 }
 

@@ -3,6 +3,7 @@
 // turns it into kernels and runs them through its host CPU module, step after step. It holds no
 // per-request thread; requests arrive through an inbox store.
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -45,6 +46,8 @@ class Replica {
   std::size_t outstanding() const { return outstanding_; }
   const ReplicaStats& stats() const { return stats_; }
   const KvBlockManager& kv() const { return *kv_; }
+  // Called for every request that finishes (e.g. a closed-loop source sends the next one).
+  void set_on_finish(std::function<void(Request&)> callback) { on_finish_ = std::move(callback); }
 
  private:
   void engine_loop();
@@ -61,6 +64,7 @@ class Replica {
   ReplicaStats stats_;
   std::vector<std::uint64_t> batch_ids_;
   kernels::StepKernels kernels_;  // refilled every step
+  std::function<void(Request&)> on_finish_;
 };
 
 }  // namespace ks::serving

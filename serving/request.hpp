@@ -2,6 +2,8 @@
 // A request's identity and progress. Requests are data (no thread per request): the replica's
 // scheduler moves them between queues and the metrics read their timestamps.
 #include <cstdint>
+#include <memory>
+#include <vector>
 
 namespace ks::serving {
 
@@ -11,10 +13,24 @@ struct Request {
   std::int64_t prompt_tokens = 0;
   std::int64_t output_tokens = 0;  // tokens to generate (>= 1)
 
+  // Token identity, for prefix caching. Token i (prompt or generated) is the same token in every
+  // request of the same prefix group when i < group_tokens (a shared system prompt, or a
+  // conversation whose turns extend each other); otherwise it belongs to this request alone.
+  // `prompt_ids`, when the workload gives real token ids, identifies the prompt tokens instead.
+  std::uint64_t prefix_group = 0;  // 0: no group
+  std::int64_t group_tokens = 0;
+  std::shared_ptr<const std::vector<std::int32_t>> prompt_ids;
+
   // progress
   std::int64_t computed_tokens = 0;  // tokens whose KV is in the cache
   std::int64_t generated = 0;        // output tokens produced so far
-  std::int64_t kv_blocks = 0;        // KV-cache blocks held
+  std::int64_t kv_blocks = 0;        // KV-cache blocks held (= block_table.size())
+  std::vector<std::int32_t> block_table;      // KV blocks in sequence order
+  std::vector<std::uint64_t> block_hashes;    // hash chain of the full blocks computed so far
+  std::int64_t kv_committed_blocks = 0;   // leading blocks already registered in the prefix cache
+  std::int64_t cached_tokens = -1;   // prefix-cache hit tokens at first admission (-1: not yet)
+  std::int64_t replica = -1;         // where the router sent it
+  double first_scheduled_s = -1;
   double first_token_s = -1;
   double last_token_s = -1;
   double finish_s = -1;

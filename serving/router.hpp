@@ -24,6 +24,9 @@ struct RouterArgs {
   config::Params params;
 };
 
+// The replica with the fewest outstanding requests; ties go to the lowest index.
+std::size_t least_outstanding(const std::vector<ReplicaLoad>& replicas);
+
 using RouterRegistry = registry::Registry<Router, const RouterArgs&>;
 inline RouterRegistry& router_registry() { return RouterRegistry::instance("router"); }
 

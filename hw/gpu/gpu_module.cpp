@@ -49,6 +49,14 @@ void GpuModule::launch(proto::KernelLaunch& k, const sc_core::sc_time& issue_tim
   s.flops += k.kernel.flops * k.repeat;
   s.bytes += k.kernel.bytes * k.repeat;
   s.bound_counts[static_cast<std::size_t>(k.cost.bound)] += static_cast<std::uint64_t>(k.repeat);
+  s.roofline_seconds += (k.cost.seconds - k.cost.launch_seconds) * k.cost.efficiency * k.repeat;
+  KernelClassStats& p = phase_stats_[{k.kernel.name, k.kernel.op, k.kernel.phase}];
+  p.launches += static_cast<std::uint64_t>(k.repeat);
+  p.busy_seconds += total;
+  p.flops += k.kernel.flops * k.repeat;
+  p.bytes += k.kernel.bytes * k.repeat;
+  p.bound_counts[static_cast<std::size_t>(k.cost.bound)] += static_cast<std::uint64_t>(k.repeat);
+  p.roofline_seconds += (k.cost.seconds - k.cost.launch_seconds) * k.cost.efficiency * k.repeat;
 }
 
 }  // namespace ks::hw

@@ -29,6 +29,17 @@ struct KernelClassStats {
   double flops = 0;
   double bytes = 0;
   std::array<std::uint64_t, 4> bound_counts{};  // by kernels::Bound
+  double roofline_seconds = 0;  // pure-roofline time of the same work (no launch, efficiency 1)
+};
+
+// Kernel class split by the batch phase it served, for kernels.csv.
+struct KernelPhaseKey {
+  std::string name;
+  kernels::OpKind op;
+  kernels::Phase phase;
+  bool operator<(const KernelPhaseKey& o) const {
+    return name != o.name ? name < o.name : phase != o.phase ? phase < o.phase : op < o.op;
+  }
 };
 
 class GpuModule : public sc_core::sc_module {
@@ -50,6 +61,7 @@ class GpuModule : public sc_core::sc_module {
   double busy_seconds() const { return busy_seconds_; }
   std::uint64_t kernels_executed() const { return kernels_executed_; }
   const std::map<std::string, KernelClassStats>& kernel_stats() const { return stats_; }
+  const std::map<KernelPhaseKey, KernelClassStats>& kernel_phase_stats() const { return phase_stats_; }
 
  protected:
   virtual void b_transport(tlm::tlm_generic_payload& payload, sc_core::sc_time& delay);
@@ -61,6 +73,7 @@ class GpuModule : public sc_core::sc_module {
   double busy_seconds_ = 0;
   std::uint64_t kernels_executed_ = 0;
   std::map<std::string, KernelClassStats> stats_;
+  std::map<KernelPhaseKey, KernelClassStats> phase_stats_;
 };
 
 // What a GPU kind's factory receives.

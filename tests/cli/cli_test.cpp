@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <filesystem>
@@ -60,6 +61,12 @@ TEST(Cli, RunWritesSummaryWithTheVllmBenchKeysDeterministically) {
 
   const std::string sa = read(a / "summary.json");
   EXPECT_EQ(sa, read(b / "summary.json"));  // same scenario + seed: byte-identical
+  const std::string requests = read(a / "requests.csv");
+  EXPECT_EQ(requests, read(b / "requests.csv"));
+  EXPECT_EQ(read(a / "kernels.csv"), read(b / "kernels.csv"));
+  EXPECT_EQ(std::count(requests.begin(), requests.end(), '\n'), 301);  // header + one row per request
+  EXPECT_EQ(requests.rfind("id,replica,arrival_s,", 0), 0u) << requests.substr(0, 200);
+  EXPECT_NE(read(a / "kernels.csv").find("\nqkv_proj,gemm,decode,"), std::string::npos);
   const auto j = nlohmann::json::parse(sa);
   for (const char* key : {"completed", "duration_s", "request_throughput", "output_throughput",
                           "total_token_throughput"})
@@ -79,6 +86,35 @@ TEST(Cli, RunWritesSummaryWithTheVllmBenchKeysDeterministically) {
   ASSERT_EQ(kernelsight("run " + kQuickstart + set + " --set seed=7 -q --out " + c.string()).status, 0);
   EXPECT_NE(sa, read(c / "summary.json"));
   fs::remove_all(a), fs::remove_all(b), fs::remove_all(c);
+}
+
+TEST(Cli, GoodputCountsTheRequestsWithinTheSlos) {
+  const fs::path a = temp_dir("slo");
+  const std::string base = "run " + kQuickstart + " --set workload.num_requests=100 -q --out " + a.string();
+  ASSERT_EQ(kernelsight(base + " --slo ttft=10s,tpot=1s").status, 0);
+  auto j = nlohmann::json::parse(read(a / "summary.json"));
+  EXPECT_EQ(j["good_requests"], 100);  // generous limits: all good
+  EXPECT_DOUBLE_EQ(j["request_goodput"].get<double>(), j["request_throughput"].get<double>());
+  ASSERT_EQ(kernelsight(base + " --slo tpot=0.001").status, 0);  // 1 us per token: none
+  j = nlohmann::json::parse(read(a / "summary.json"));
+  EXPECT_EQ(j["good_requests"], 0);
+  EXPECT_EQ(kernelsight(base + " --slo latency=3ms").status, 2);
+  fs::remove_all(a);
+}
+
+TEST(Cli, PrefixCachingCutsTtftOnASharedPrefixWorkload) {
+  const fs::path on = temp_dir("pc_on"), off = temp_dir("pc_off");
+  const std::string base = "run " + std::string(KS_SOURCE_DIR) + "/scenarios/shared_prefix.yaml -q --set workload.num_requests=200";
+  ASSERT_EQ(kernelsight(base + " --out " + on.string()).status, 0);
+  ASSERT_EQ(kernelsight(base + " --set cache.enable_prefix_caching=false --out " + off.string()).status, 0);
+  const auto a = nlohmann::json::parse(read(on / "summary.json")), b = nlohmann::json::parse(read(off / "summary.json"));
+  EXPECT_EQ(a["completed"], 200);
+  EXPECT_EQ(b["completed"], 200);
+  EXPECT_GT(a["prefix_cache_hit_rate"].get<double>(), 0.5);
+  EXPECT_EQ(b["prefix_cache_hit_rate"].get<double>(), 0.0);
+  EXPECT_LT(a["mean_ttft_ms"].get<double>(), 0.5 * b["mean_ttft_ms"].get<double>());
+  EXPECT_EQ(a["total_input_tokens"], b["total_input_tokens"]);  // the same requests
+  fs::remove_all(on), fs::remove_all(off);
 }
 
 TEST(Cli, AMisspeltKeyExitsTwoNamingTheKeyAndLine) {

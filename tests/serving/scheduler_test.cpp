@@ -20,8 +20,8 @@ struct Harness {
   std::int64_t steps = 0;
   std::int64_t preemptions = 0;
 
-  Harness(SchedulerLimits l, std::int64_t blocks, std::int64_t block_size = 16)
-      : limits(l), kv(blocks, block_size), scheduler(limits, kv) {}
+  Harness(SchedulerLimits l, std::int64_t blocks, std::int64_t block_size = 16, bool prefix_caching = false)
+      : limits(l), kv(blocks, block_size, prefix_caching), scheduler(limits, kv) {}
 
   Request& add(std::int64_t prompt, std::int64_t output) {
     Request& r = requests.emplace_back();
@@ -52,11 +52,26 @@ struct Harness {
     EXPECT_EQ(tokens, plan.num_tokens);
     EXPECT_LE(static_cast<std::int64_t>(plan.sequences.size()), limits.max_num_seqs);
     EXPECT_LE(static_cast<std::int64_t>(scheduler.num_running()), limits.max_num_seqs);
-    // Blocks held by requests add up to the blocks in use: nothing leaks, nothing over-allocates.
+    // Block references held by requests add up to the blocks' reference counts, and blocks in use
+    // plus free blocks are the pool: nothing leaks, nothing over-allocates.
     std::int64_t held = 0;
-    for (const auto& r : requests) held += r.kv_blocks;
-    EXPECT_EQ(held, kv.num_blocks() - kv.free_blocks());
-    EXPECT_GE(kv.free_blocks(), 0);
+    std::vector<std::int64_t> refs(static_cast<std::size_t>(kv.num_blocks()), 0);
+    for (const auto& r : requests) {
+      held += r.kv_blocks;
+      EXPECT_EQ(r.kv_blocks, static_cast<std::int64_t>(r.block_table.size()));
+      for (auto b : r.block_table) ++refs[static_cast<std::size_t>(b)];
+    }
+    std::int64_t in_use = 0, ref_total = 0;
+    for (std::int32_t b = 0; b < kv.num_blocks(); ++b) {
+      EXPECT_EQ(refs[static_cast<std::size_t>(b)], kv.ref_count(b)) << "block " << b;
+      in_use += kv.ref_count(b) > 0;
+      ref_total += kv.ref_count(b);
+    }
+    EXPECT_EQ(held, ref_total);
+    EXPECT_EQ(in_use + kv.free_blocks(), kv.num_blocks());
+    if (!kv.prefix_caching()) {
+      EXPECT_EQ(held, in_use);
+    }
     preemptions += static_cast<std::int64_t>(plan.preempted.size());
     ++steps;
     return scheduler.complete(plan, static_cast<double>(steps));
@@ -173,4 +188,134 @@ TEST(Scheduler, RandomWorkloadsKeepEveryInvariantAndFinish) {
     EXPECT_EQ(produced, expected_tokens);
     EXPECT_EQ(h.kv.free_blocks(), h.kv.num_blocks());
   }
+}
+
+TEST(PrefixCaching, HitTokensAreNotRecomputed) {
+  Harness h({256, 4096, true}, 1000, 16, true);
+  Request& a = h.add(1000, 4);
+  a.prefix_group = 5, a.group_tokens = 800;
+  h.drain();
+  Request& b = h.add(1000, 4);
+  b.prefix_group = 5, b.group_tokens = 800;
+  const StepPlan plan = h.scheduler.schedule();
+  ASSERT_EQ(plan.sequences.size(), 1u);
+  EXPECT_EQ(plan.sequences[0].cached_before, 800);  // 50 full blocks of the shared 800 tokens
+  EXPECT_EQ(plan.sequences[0].tokens, 200);
+  EXPECT_EQ(b.cached_tokens, 800);
+  h.scheduler.complete(plan, 100.0);
+  h.drain();
+  EXPECT_EQ(b.generated, 4);
+  EXPECT_DOUBLE_EQ(h.kv.stats().hit_rate(), 800.0 / 2000.0);
+}
+
+TEST(PrefixCaching, RandomSharedPrefixWorkloadsKeepInvariantsWithPreemption) {
+  auto run = [](std::uint64_t seed, std::vector<std::int64_t>* trace) {
+    ks::util::Rng rng(seed);
+    const SchedulerLimits limits{rng.uniform_int(4, 64), rng.uniform_int(64, 2048), true};
+    Harness h(limits, rng.uniform_int(90, 300), 16, true);
+    std::int64_t expected = 0, prompt_total = 0;
+    for (int i = 0; i < 80; ++i) {
+      Request& r = h.add(rng.uniform_int(1, 1024), rng.uniform_int(1, 200));
+      if (rng.uniform() < 0.7) {
+        r.prefix_group = static_cast<std::uint64_t>(rng.uniform_int(1, 3));
+        r.group_tokens = 300 * static_cast<std::int64_t>(r.prefix_group);
+      }
+      expected += r.output_tokens;
+      prompt_total += r.prompt_tokens;
+      if (rng.uniform() < 0.4) h.step();
+    }
+    std::int64_t computed = 0;
+    while (h.scheduler.has_work() && h.steps < 1000000) {
+      const StepPlan plan = h.scheduler.schedule();
+      for (const auto& s : plan.sequences) {
+        computed += s.tokens;
+        trace->push_back(static_cast<std::int64_t>(s.request->id) * 100000 + s.tokens);
+      }
+      ++h.steps;
+      h.preemptions += static_cast<std::int64_t>(plan.preempted.size());
+      h.scheduler.complete(plan, static_cast<double>(h.steps));
+    }
+    std::int64_t produced = 0;
+    for (const auto& r : h.requests) {
+      EXPECT_TRUE(r.finished());
+      EXPECT_EQ(r.kv_blocks, 0);
+      EXPECT_GE(r.cached_tokens, 0);
+      produced += r.generated;
+    }
+    EXPECT_EQ(produced, expected);
+    EXPECT_EQ(h.kv.free_blocks(), h.kv.num_blocks());
+    EXPECT_GT(h.kv.stats().hit_tokens, 0);
+    return h.preemptions;
+  };
+  std::int64_t preemptions = 0;
+  for (std::uint64_t seed = 1; seed <= 12; ++seed) {
+    std::vector<std::int64_t> t1, t2;
+    preemptions += run(seed, &t1);
+    run(seed, &t2);
+    EXPECT_EQ(t1, t2) << "same inputs, same schedule";
+  }
+  EXPECT_GT(preemptions, 0) << "the KV pools are small enough to preempt";
+}
+
+TEST(PrefixCaching, EveryStepKeepsTheInvariants) {
+  ks::util::Rng rng(5);
+  Harness h({32, 512, true}, 120, 16, true);
+  for (int i = 0; i < 60; ++i) {
+    Request& r = h.add(rng.uniform_int(100, 900), rng.uniform_int(1, 100));
+    r.prefix_group = 1 + static_cast<std::uint64_t>(i % 2);
+    r.group_tokens = 512;
+    if (i % 3 == 0) h.step();
+  }
+  h.drain();
+  EXPECT_GT(h.preemptions, 0);
+  EXPECT_GT(h.kv.stats().hit_tokens, 0);
+  for (const auto& r : h.requests) EXPECT_TRUE(r.finished());
+}
+
+TEST(Policies, SarathiNeverStallsDecodesBehindALongPrompt) {
+  SchedulerLimits l{256, 64, true};
+  l.decode_first = true;
+  Harness h(l, 1000);
+  Request& b = h.add(10, 30);
+  h.step();  // b prefilled: decoding from now on
+  Request& a = h.add(1000, 2);
+  while (a.first_token_s < 0) {
+    const StepPlan plan = h.scheduler.schedule();
+    ASSERT_EQ(plan.sequences.size(), 2u);
+    EXPECT_EQ(plan.sequences[0].request, &b);  // the decode first, every step
+    EXPECT_EQ(plan.sequences[0].tokens, 1);
+    EXPECT_LE(plan.sequences[1].tokens, 63);  // the prompt in chunks of the rest of the budget
+    h.scheduler.complete(plan, static_cast<double>(++h.steps));
+  }
+  EXPECT_EQ(h.steps, 1 + (1000 + 62) / 63);
+  h.drain();
+}
+
+TEST(Policies, OrcaReservesWholeSequencesAndNeverPreempts) {
+  SchedulerLimits l{256, 4096, false};
+  l.reserve_full = true;
+  Harness h(l, 12);  // room for 192 tokens
+  Request& a = h.add(64, 64);
+  Request& b = h.add(64, 64);
+  StepPlan plan = h.scheduler.schedule();
+  ASSERT_EQ(plan.sequences.size(), 1u);  // b must wait: a holds 8 blocks for 128 tokens
+  EXPECT_EQ(a.kv_blocks, 8);
+  h.scheduler.complete(plan, 1.0);
+  h.drain();
+  EXPECT_EQ(h.preemptions, 0);
+  EXPECT_GT(b.first_token_s, a.finish_s - 1e-9);
+}
+
+TEST(Policies, StaticBatchAdmitsOnlyWhenTheBatchIsDone) {
+  SchedulerLimits l{2, 65536, false};
+  l.reserve_full = true;
+  l.static_batch = true;
+  Harness h(l, 1000);
+  Request& a = h.add(10, 2);
+  Request& b = h.add(10, 8);
+  Request& c = h.add(10, 2);
+  h.drain();
+  EXPECT_EQ(a.finish_s, 2.0);
+  EXPECT_EQ(b.finish_s, 8.0);
+  EXPECT_EQ(c.first_token_s, 9.0);  // waited for b although a's slot freed at step 2
 }

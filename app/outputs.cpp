@@ -1,0 +1,120 @@
+#include "app/outputs.hpp"
+
+#include <cinttypes>
+#include <cstdio>
+#include <map>
+
+#include "kernels/gpu_spec.hpp"
+#include "kernels/roofline.hpp"
+#include "sc_modules/config/error.hpp"
+#include "sc_modules/config/units.hpp"
+
+namespace ks::app {
+namespace {
+
+std::string fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+}  // namespace
+
+serving::Slo parse_slo(const std::string& text) {
+  const config::SourceMark mark{"--slo " + text};
+  serving::Slo slo;
+  std::size_t begin = 0;
+  while (begin <= text.size()) {
+    const std::size_t end = std::min(text.find(',', begin), text.size());
+    const std::string item = text.substr(begin, end - begin);
+    const std::size_t eq = item.find('=');
+    if (eq == std::string::npos)
+      throw config::ConfigError(mark, "slo", "expected metric=limit items such as 'ttft=200ms,tpot=50ms', got '" + item + "'");
+    const std::string key = item.substr(0, eq), value = item.substr(eq + 1);
+    std::optional<double> seconds = config::parse_quantity(value, config::Dim::Time);
+    if (!seconds) {
+      try {
+        std::size_t used = 0;
+        seconds = std::stod(value, &used) / 1000.0;  // bare number: milliseconds
+        if (used != value.size()) seconds.reset();
+      } catch (const std::exception&) {
+      }
+    }
+    if (!seconds || *seconds <= 0)
+      throw config::ConfigError(mark, "slo." + key, "expected a positive time such as '200ms', got '" + value + "'");
+    if (key == "ttft") slo.ttft_s = *seconds;
+    else if (key == "tpot") slo.tpot_s = *seconds;
+    else if (key == "e2el") slo.e2el_s = *seconds;
+    else throw config::ConfigError(mark, "slo." + key, "unknown metric '" + key + "' (known: ttft, tpot, e2el)");
+    begin = end + 1;
+  }
+  return slo;
+}
+
+std::string requests_csv(const Simulation& sim) {
+  std::string out =
+      "id,replica,arrival_s,first_scheduled_s,first_token_s,finish_s,prompt_tokens,output_tokens,generated_tokens,"
+      "cached_tokens,preemptions,prefix_group,ttft_ms,tpot_ms,e2el_ms\n";
+  char buf[512];
+  for (const serving::Request& r : sim.requests()) {
+    const bool done = r.finish_s >= 0;
+    const double ttft = r.first_token_s >= 0 ? (r.first_token_s - r.arrival_s) * 1e3 : -1;
+    const double e2el = done ? (r.finish_s - r.arrival_s) * 1e3 : -1;
+    const double tpot = done && r.generated > 1 ? (e2el - ttft) / static_cast<double>(r.generated - 1) : -1;
+    std::snprintf(buf, sizeof buf,
+                  "%" PRIu64 ",%" PRId64 ",%.9f,%.9f,%.9f,%.9f,%" PRId64 ",%" PRId64 ",%" PRId64 ",%" PRId64
+                  ",%d,%" PRIu64 ",%.6f,%.6f,%.6f\n",
+                  r.id, r.replica, r.arrival_s, r.first_scheduled_s, r.first_token_s, r.finish_s, r.prompt_tokens,
+                  r.output_tokens, r.generated, std::max<std::int64_t>(0, r.cached_tokens), r.preemptions,
+                  r.prefix_group, ttft, tpot, e2el);
+    out += buf;
+  }
+  return out;
+}
+
+std::string kernels_csv(const Simulation& sim) {
+  std::map<hw::KernelPhaseKey, hw::KernelClassStats> total;
+  double gpu_time = 0;
+  for (const hw::GpuModule* g : sim.gpus()) {
+    gpu_time += g->busy_seconds();
+    for (const auto& [key, s] : g->kernel_phase_stats()) {
+      hw::KernelClassStats& t = total[key];
+      t.launches += s.launches;
+      t.busy_seconds += s.busy_seconds;
+      t.flops += s.flops;
+      t.bytes += s.bytes;
+      t.roofline_seconds += s.roofline_seconds;
+      for (std::size_t i = 0; i < t.bound_counts.size(); ++i) t.bound_counts[i] += s.bound_counts[i];
+    }
+  }
+  std::string out =
+      "kernel,op,phase,launches,time_s,share,mean_us,flops,bytes,achieved_tflops,achieved_gbps,bound,roofline_s,"
+      "efficiency\n";
+  for (const auto& [key, s] : total) {
+    std::size_t bound = 0;  // the bound most launches hit
+    for (std::size_t i = 1; i < s.bound_counts.size(); ++i)
+      if (s.bound_counts[i] > s.bound_counts[bound]) bound = i;
+    const double t = s.busy_seconds;
+    out += key.name + "," + std::string(kernels::op_name(key.op)) + "," + std::string(kernels::phase_name(key.phase)) +
+           "," + std::to_string(s.launches) + "," + fmt("%.9f", t) + "," + fmt("%.6f", gpu_time > 0 ? t / gpu_time : 0) +
+           "," + fmt("%.3f", s.launches ? t / static_cast<double>(s.launches) * 1e6 : 0) + "," + fmt("%.6e", s.flops) +
+           "," + fmt("%.6e", s.bytes) + "," + fmt("%.3f", t > 0 ? s.flops / t / 1e12 : 0) + "," +
+           fmt("%.3f", t > 0 ? s.bytes / t / 1e9 : 0) + "," +
+           std::string(kernels::bound_name(static_cast<kernels::Bound>(bound))) + "," + fmt("%.9f", s.roofline_seconds) +
+           "," + fmt("%.4f", t > 0 ? s.roofline_seconds / t : 0) + "\n";
+  }
+  return out;
+}
+
+void add_goodput(nlohmann::json& summary, const Simulation& sim, const serving::Slo& slo) {
+  if (!slo.any()) return;
+  const std::int64_t good = serving::good_requests(sim.metrics().requests(), slo);
+  if (slo.ttft_s > 0) summary["slo_ttft_ms"] = slo.ttft_s * 1e3;
+  if (slo.tpot_s > 0) summary["slo_tpot_ms"] = slo.tpot_s * 1e3;
+  if (slo.e2el_s > 0) summary["slo_e2el_ms"] = slo.e2el_s * 1e3;
+  summary["good_requests"] = good;
+  const double duration = summary.value("duration_s", 0.0);
+  summary["request_goodput"] = duration > 0 ? static_cast<double>(good) / duration : 0.0;
+}
+
+}  // namespace ks::app

@@ -1,0 +1,87 @@
+#!/usr/bin/env python3
+"""Measured vs predicted for the single-GPU A100 rows of data/e2e/ whose model we have.
+
+Runs kernelsight on scenarios/validation/*.yaml with per-row overrides taken from the row itself
+(model, lengths, rate, batch size, engine) -- nothing is tuned per row -- and prints each row's
+measured and predicted values, their relative error, and the median absolute error per metric.
+
+usage: scenarios/validation/validate.py [--cli build/app/kernelsight] [--out results/validation]
+"""
+import argparse, csv, json, os, statistics, subprocess, sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+MODELS = {"Llama-3.1-8B": "llama-3.1-8b", "Llama-3.1-8B-Instruct": "llama-3.1-8b", "Llama-3-8B": "llama-3-8b",
+          "Llama-2-7B": "llama-2-7b", "Mistral-7B": "mistral-7b"}
+
+
+def run(cli, scenario, sets, out):
+    cmd = [cli, "run", os.path.join(ROOT, "scenarios/validation", scenario), "-q", "--out", out]
+    for s in sets:
+        cmd += ["--set", s]
+    done = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    if done.returncode != 0:
+        raise RuntimeError(done.stderr.strip())
+    with open(os.path.join(out, "summary.json")) as f:
+        return json.load(f)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--cli", default=os.path.join(ROOT, "build/app/kernelsight"))
+    ap.add_argument("--out", default=os.path.join(ROOT, "results/validation"))
+    args = ap.parse_args()
+    rows = []  # (label, metric, measured, predicted)
+
+    with open(os.path.join(ROOT, "data/e2e/a100_trtllm_max_throughput.csv")) as f:
+        for i, r in enumerate(csv.DictReader(f)):
+            if r["num_gpus"] != "1" or r["model"] not in MODELS:
+                continue
+            isl, osl = int(r["isl"]), int(r["osl"])
+            static = "static" in r["trtllm_version"]
+            batch = int(r["batch_size"]) if static else 0
+            n = max(4 * batch, 256) if static else 1000
+            sets = [f"model.name={MODELS[r['model']]}", f"workload.prompt_tokens={isl}",
+                    f"workload.output_tokens={osl}", f"workload.num_requests={n}"]
+            if static:
+                sets += ["engine.kind=static", f"engine.max_num_seqs={batch}",
+                         f"engine.max_num_batched_tokens={max(65536, batch * isl)}"]
+            elif isl + osl > 8192:  # without chunked context the engine must fit a whole sequence
+                sets += [f"engine.max_num_batched_tokens={isl + osl}"]
+            label = f"TRT-LLM {r['trtllm_version'].split()[0]} {r['model']} {isl}/{osl}" + (f" bs{batch}" if static else "")
+            try:
+                s = run(args.cli, "a100_max_throughput.yaml", sets, os.path.join(args.out, f"trtllm_{i}"))
+            except RuntimeError as e:
+                print(f"skipped {label}: {e}", file=sys.stderr)
+                continue
+            rows.append((label, "throughput", float(r["throughput_tok_s"]), s["output_throughput"]))
+
+    with open(os.path.join(ROOT, "data/e2e/a100_serving_latency.csv")) as f:
+        for i, r in enumerate(csv.DictReader(f)):
+            profile = "sglang" if r["engine"].startswith("SGLang") else "vllm"
+            rate = r["request_rate_or_concurrency"]
+            offline = "inf" in rate
+            sets = [f"profile={profile}", f"workload.num_requests={r['num_prompts']}"]
+            sets += ["workload.arrival=constant", "workload.rate=1000000/s"] if offline else \
+                    [f"workload.rate={rate.split('=')[1].split()[0]}/s"]
+            s = run(args.cli, "a100_sharegpt_serving.yaml", sets, os.path.join(args.out, f"serving_{i}"))
+            label = f"{r['engine'].split(' (')[0]} {rate}"
+            if offline:
+                rows.append((label, "throughput", float(r["throughput_tok_s"]), s["output_throughput"]))
+            else:
+                rows.append((label, "median TTFT ms", float(r["ttft_ms_p50"]), s["median_ttft_ms"]))
+                rows.append((label, "median TPOT ms", float(r["tpot_ms_p50"]), s["median_tpot_ms"]))
+
+    print(f"{'row':<52} {'metric':<15} {'measured':>10} {'predicted':>10} {'error':>8}")
+    errors = {}
+    for label, metric, measured, predicted in rows:
+        err = (predicted - measured) / measured
+        errors.setdefault(metric, []).append(abs(err))
+        print(f"{label:<52} {metric:<15} {measured:>10.2f} {predicted:>10.2f} {err:>+7.1%}")
+    print()
+    for metric, errs in errors.items():
+        print(f"median absolute error, {metric:<15}: {statistics.median(errs):6.1%} over {len(errs)} rows")
+    print("kernel tier: roofline (the learned-efficiency tier is not available yet)")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

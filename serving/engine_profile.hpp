@@ -1,0 +1,26 @@
+#pragma once
+// Engine profiles: the defaults that differ between serving engines (host overheads, scheduler
+// and its limits), bundled under one name. A scenario picks one with `profile: vllm|sglang|trtllm`;
+// every value the scenario (or --set) gives itself wins over the profile's.
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "sc_modules/config/document.hpp"
+
+namespace ks::serving {
+
+struct EngineProfile {
+  std::string name;
+  std::string doc;
+  std::vector<std::pair<std::string, std::string>> defaults;  // key path -> YAML value
+};
+
+const std::vector<EngineProfile>& engine_profiles();
+
+// Reads the scenario's top-level `profile` (absent or "none": nothing to do) and fills in the
+// profile's values where the scenario has none. Host values apply only to the fixed_overhead
+// host kind, engine values only to the profile's scheduler kind. ConfigError for an unknown name.
+void apply_engine_profile(config::Document& scenario);
+
+}  // namespace ks::serving

@@ -1,0 +1,26 @@
+#include "serving/engine_profile.hpp"
+
+#include <gtest/gtest.h>
+
+#include "sc_modules/config/error.hpp"
+
+using namespace ks;
+
+TEST(EngineProfile, FillsOnlyWhatTheScenarioLeavesOpen) {
+  config::Document doc = config::Document::parse(
+      "profile: trtllm\nengine: {max_num_seqs: 32}\nhardware: {host: {launch_overhead: 3us}}\n", "p.yaml");
+  serving::apply_engine_profile(doc);
+  const std::string y = doc.resolved_yaml();
+  EXPECT_NE(y.find("max_num_seqs: 32"), std::string::npos) << y;       // the scenario's value wins
+  EXPECT_NE(y.find("launch_overhead: 3us"), std::string::npos) << y;
+  EXPECT_NE(y.find("prepare_overhead: 100us"), std::string::npos) << y;  // the profile's default
+  EXPECT_NE(y.find("enable_chunked_prefill: false"), std::string::npos) << y;
+}
+
+TEST(EngineProfile, OtherKindsAreLeftAloneAndUnknownNamesRejected) {
+  config::Document doc = config::Document::parse("profile: sglang\nengine: {kind: sarathi}\n", "p.yaml");
+  serving::apply_engine_profile(doc);
+  EXPECT_EQ(doc.resolved_yaml().find("max_num_batched_tokens"), std::string::npos);
+  config::Document bad = config::Document::parse("profile: tgi\n", "p.yaml");
+  EXPECT_THROW(serving::apply_engine_profile(bad), config::ConfigError);
+}
