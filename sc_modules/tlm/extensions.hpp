@@ -33,6 +33,10 @@ struct KernelLaunch : Extension<KernelLaunch> {
   int layer = -1;                   // -1: not a transformer layer (embedding, lm_head, ...)
   std::uint64_t step = 0;           // engine step id
   const std::vector<std::uint64_t>* request_ids = nullptr;  // requests in the batch (not owned)
+  // Collectives only: true lets later compute kernels run while the collective is in flight
+  // (nothing consumes its result before the next Synchronize); false (the default) makes the
+  // compute stream wait for it, as a TP all-reduce feeding the next layer requires.
+  bool overlap = false;
   // response (filled by the GPU)
   sc_core::sc_time start;           // absolute start time of the first repeat
   sc_core::sc_time finish;          // absolute completion time of the last repeat
