@@ -72,7 +72,9 @@ void TpGroup::collective(proto::KernelLaunch& k, const sc_core::sc_time& issue) 
   k.cost = {seconds / k.repeat, 0, 0, 0, kernels::Bound::Communication, 1.0};
   wait_stream(kCommStream, k.finish);
   if (!k.overlap) {
-    exposed_s_ += sim::to_seconds(k.finish - compute_done);
+    // Held back: from when compute could have gone on (input ready and launch issued) to the end.
+    const sc_core::sc_time could_go = std::max(issue, compute_done);
+    if (k.finish > could_go) exposed_s_ += sim::to_seconds(k.finish - could_go);
     wait_stream(kComputeStream, k.finish);
   }
 }
