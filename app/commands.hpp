@@ -13,5 +13,6 @@ constexpr int kExitBadInput = 2;
 int cmd_run(const std::vector<std::string>& args);
 int cmd_list(const std::vector<std::string>& args);
 int cmd_describe(const std::vector<std::string>& args);
+int cmd_collective(const std::vector<std::string>& args);
 
 }  // namespace ks::app

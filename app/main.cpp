@@ -16,7 +16,8 @@ void print_usage(std::ostream& out) {
          "commands:\n"
          "  run SCENARIO.yaml [--set key=value]... [--out DIR]   simulate a serving scenario\n"
          "  list                                                 registered kinds, models and GPUs\n"
-         "  describe KIND                                        parameters of a kind (e.g. poisson, gpu.catalog)\n\n"
+         "  describe KIND                                        parameters of a kind (e.g. poisson, gpu.catalog)\n"
+         "  collective --topology T --kind K --gpus N --bytes B  predicted time of one collective\n\n"
          "`kernelsight <command> --help` describes each command.\n";
 }
 
@@ -38,6 +39,7 @@ int sc_main(int argc, char* argv[]) {
   if (command == "run") return ks::app::cmd_run(args);
   if (command == "list") return ks::app::cmd_list(args);
   if (command == "describe") return ks::app::cmd_describe(args);
+  if (command == "collective") return ks::app::cmd_collective(args);
   std::cerr << "kernelsight: unknown command '" << command << "'\n\n";
   print_usage(std::cerr);
   return ks::app::kExitBadInput;
