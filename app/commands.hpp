@@ -14,5 +14,6 @@ int cmd_run(const std::vector<std::string>& args);
 int cmd_list(const std::vector<std::string>& args);
 int cmd_describe(const std::vector<std::string>& args);
 int cmd_collective(const std::vector<std::string>& args);
+int cmd_validate_collectives(const std::vector<std::string>& args);
 
 }  // namespace ks::app

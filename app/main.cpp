@@ -17,7 +17,8 @@ void print_usage(std::ostream& out) {
          "  run SCENARIO.yaml [--set key=value]... [--out DIR]   simulate a serving scenario\n"
          "  list                                                 registered kinds, models and GPUs\n"
          "  describe KIND                                        parameters of a kind (e.g. poisson, gpu.catalog)\n"
-         "  collective --topology T --kind K --gpus N --bytes B  predicted time of one collective\n\n"
+         "  collective --topology T --kind K --gpus N --bytes B  predicted time of one collective\n"
+         "  validate-collectives [--out FILE.md]                 measured vs predicted collectives\n\n"
          "`kernelsight <command> --help` describes each command.\n";
 }
 
@@ -40,6 +41,7 @@ int sc_main(int argc, char* argv[]) {
   if (command == "list") return ks::app::cmd_list(args);
   if (command == "describe") return ks::app::cmd_describe(args);
   if (command == "collective") return ks::app::cmd_collective(args);
+  if (command == "validate-collectives") return ks::app::cmd_validate_collectives(args);
   std::cerr << "kernelsight: unknown command '" << command << "'\n\n";
   print_usage(std::cerr);
   return ks::app::kExitBadInput;

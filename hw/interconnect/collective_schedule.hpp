@@ -27,7 +27,7 @@ struct Transfer {
 // transfer into that rank in earlier steps has arrived (it forwards or reduces what it received).
 using CollectiveStep = std::vector<Transfer>;
 
-// Auto picks ring, except tree for all-reduce of small messages over many ranks (as NCCL does).
+// Auto picks ring (the link parameters are fitted for ring; tree only when asked for).
 CollectiveAlgorithm resolve_algorithm(CollectiveKind kind, CollectiveAlgorithm algorithm, int ranks,
                                       double bytes);
 

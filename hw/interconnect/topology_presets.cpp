@@ -48,7 +48,8 @@ void add_infiniband(Topology& t, const config::Params& p) {
   for (int g = 0; g < t.num_gpus(); ++g) {
     const int nic = t.add_switch("node" + std::to_string(t.node_of(g)) + "_nic" + std::to_string(g % t.gpus_per_node()),
                                  SwitchKind::IbNic, t.node_of(g));
-    t.add_duplex(g, nic, LinkType::PCIe, p.number("pcie_bandwidth"), 0.0);
+    // GPUDirect RDMA: the NIC sits on the GPU's PCIe switch; the NIC, not PCIe, is the limit.
+    t.add_duplex(g, nic, LinkType::PCIe, p.number("ib_bandwidth"), 0.0);
     t.add_duplex(nic, ib_switch, LinkType::InfiniBand, p.number("ib_bandwidth"), p.number("ib_latency"));
   }
 }
