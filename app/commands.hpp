@@ -17,5 +17,7 @@ int cmd_import(const std::vector<std::string>& args);
 int cmd_calibrate(const std::vector<std::string>& args);
 int cmd_validate(const std::vector<std::string>& args);
 int cmd_kernels(const std::vector<std::string>& args);
+int cmd_collective(const std::vector<std::string>& args);
+int cmd_validate_collectives(const std::vector<std::string>& args);
 
 }  // namespace ks::app

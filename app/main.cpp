@@ -20,7 +20,9 @@ void print_usage(std::ostream& out) {
          "  import (--vidur DIR --gpu G | --gemm-table F) -o S   measurements -> sweep CSV\n"
          "  calibrate --gpu G --sweep S... -o CAL.yaml           fit the kernel model to a GPU (target tier)\n"
          "  validate --gpu G --tier T (--vidur DIR|--sweep S)    per-kernel error of a tier vs roofline\n"
-         "  kernels --gpu G --tier T --in K.csv --out P.csv      predict kernel times\n\n"
+         "  kernels --gpu G --tier T --in K.csv --out P.csv      predict kernel times\n"
+         "  collective --topology T --kind K --gpus N --bytes B  predicted time of one collective\n"
+         "  validate-collectives [--out FILE.md]                 measured vs predicted collectives\n\n"
          "`kernelsight <command> --help` describes each command.\n";
 }
 
@@ -46,6 +48,8 @@ int sc_main(int argc, char* argv[]) {
   if (command == "calibrate") return ks::app::cmd_calibrate(args);
   if (command == "validate") return ks::app::cmd_validate(args);
   if (command == "kernels") return ks::app::cmd_kernels(args);
+  if (command == "collective") return ks::app::cmd_collective(args);
+  if (command == "validate-collectives") return ks::app::cmd_validate_collectives(args);
   std::cerr << "kernelsight: unknown command '" << command << "'\n\n";
   print_usage(std::cerr);
   return ks::app::kExitBadInput;

@@ -3,10 +3,12 @@
 #include <filesystem>
 #include <stdexcept>
 
+#include "hw/interconnect/topology_presets.hpp"
 #include "kernels/dtype.hpp"
 #include "kernels/hf_config.hpp"
 #include "kernels/spec_error.hpp"
 #include "kernels/model_config.hpp"
+#include "kernels/step_decomposer.hpp"
 #include "serving/batch_scheduler.hpp"
 #include "serving/engine_profile.hpp"
 
@@ -53,6 +55,32 @@ config::Schema output_schema() {
   config::Schema s("Where results go.");
   s.string("dir", std::string(""), "output folder (default: results/<name>)");
   return s;
+}
+
+config::Schema parallel_schema() {
+  config::Schema s("How each replica's model is split across GPUs.");
+  s.integer("tp", 1, "tensor-parallel GPUs per replica (all-reduces travel over hardware.topology)", 1, 512)
+      .integer("pp", 1, "pipeline-parallel stages (only 1 is modelled so far)", 1);
+  return s;
+}
+
+// The topology preset that matches the GPU when the scenario names none.
+std::string default_topology(const std::string& gpu_spec) {
+  if (gpu_spec.find("a100") != std::string::npos) return "dgx_a100";
+  if (gpu_spec.find("b200") != std::string::npos) return "hgx_b200";
+  return "dgx_h100";
+}
+
+// A tp the model cannot be split by is a scenario error, reported before elaboration.
+void check_tp(const kernels::ModelConfig& model, kernels::DType wdt, kernels::DType kvdt, int tp,
+              const config::Params& p) {
+  kernels::StepBatch probe;
+  probe.decode_contexts.push_back(1);
+  try {
+    kernels::decompose_step(model, probe, wdt, kvdt, {tp, 1});
+  } catch (const std::invalid_argument& e) {
+    throw config::ConfigError(p.mark("tp"), "parallel.tp", e.what());
+  }
 }
 
 kernels::DType dtype_param(const config::Params& p, const std::string& key) {
@@ -103,6 +131,26 @@ Simulation::Simulation(config::Document& scenario) {
   const config::Section gpu_sec = hw_sec.section("gpu");
   const auto& gpu_entry = hw::gpu_registry().get(gpu_sec.kind("catalog"), gpu_sec.mark("kind"), "hardware.gpu.kind");
   const config::Params gpu_p = gpu_sec.resolve(gpu_entry.schema);
+  const config::Params par_p = root.section("parallel", false).resolve(parallel_schema());
+  tp_ = static_cast<int>(par_p.integer("tp"));
+  if (par_p.integer("pp") != 1)
+    throw config::ConfigError(par_p.mark("pp"), "parallel.pp",
+                              "pipeline parallelism is not modelled yet: pp must be 1, got " +
+                                  std::to_string(par_p.integer("pp")));
+  check_tp(*model, weight_dtype, kv_dtype, tp_, par_p);
+  config::Section topo_sec = hw_sec.section("topology", false);
+  const std::string topo_kind = topo_sec.kind(default_topology(gpu_p.has("spec") ? gpu_p.string("spec") : ""));
+  const auto& topo_entry = interconnect::topology_registry().get(topo_kind, topo_sec.mark("kind"), "hardware.topology.kind");
+  const config::Params topo_p = topo_sec.resolve(topo_entry.schema);
+  std::shared_ptr<interconnect::Topology> topology = topo_entry.make(topo_p);
+  const int gpus_needed = num_replicas * tp_;
+  if (topology->num_gpus() < gpus_needed)
+    throw config::ConfigError(topo_p.mark("nodes"), "hardware.topology.nodes",
+                              "topology '" + topo_kind + "' has " + std::to_string(topology->num_gpus()) +
+                                  " GPUs (" + std::to_string(topology->nodes()) + " x " +
+                                  std::to_string(topology->gpus_per_node()) + "), the scenario needs " +
+                                  std::to_string(gpus_needed) + " (replicas x parallel.tp); raise nodes");
+  topology_name_ = topo_kind;
   const config::Section host_sec = hw_sec.section("host", false);
   const auto& host_entry =
       hw::host_registry().get(host_sec.kind("fixed_overhead"), host_sec.mark("kind"), "hardware.host.kind");
@@ -134,18 +182,18 @@ Simulation::Simulation(config::Document& scenario) {
   env_ = std::make_unique<sim::Environment>("env");
   workload_ = wl_entry.make({wl_p, seed_});
   router_ = router_entry.make({router_p});
+  if (tp_ > 1) fabric_ = std::make_unique<hw::FabricModule>("fabric", topology);  // unbound sockets are errors
   for (int i = 0; i < num_replicas; ++i) {
     const std::string rname = "replica" + std::to_string(i);
-    hw::GpuArgs gpu_args{rname + "_gpu0", i, gpu_p};
-    gpus_.push_back(gpu_entry.make(gpu_args));
     hosts_.push_back(host_entry.make(rname + "_host", host_p));
-    hosts_.back()->gpu_socket.bind(gpus_.back()->socket);
+    bind_replica_gpus(rname, i, gpu_entry, gpu_p, *hosts_.back());
 
     serving::MemoryInputs mem;
     mem.gpu_memory_bytes = gpus_.back()->spec().memory_bytes;
     mem.gpu_memory_utilization = cache_p.number("gpu_memory_utilization");
     mem.weight_dtype = weight_dtype;
     mem.kv_dtype = kv_dtype;
+    mem.tp = tp_;
     mem.block_size = cache_p.integer("block_size");
     mem.max_num_batched_tokens = engine_p.has("max_num_batched_tokens") ? engine_p.integer("max_num_batched_tokens") : 8192;
     mem.max_num_seqs = engine_p.has("max_num_seqs") ? engine_p.integer("max_num_seqs") : 256;
@@ -160,7 +208,7 @@ Simulation::Simulation(config::Document& scenario) {
                                                        cache_p.flag("enable_prefix_caching"));
     serving::SchedulerArgs sched_args{engine_p, kv.get()};
     auto scheduler = sched_entry.make(sched_args);
-    serving::ReplicaSpec spec{rname, *model, weight_dtype, kv_dtype, {}};
+    serving::ReplicaSpec spec{rname, *model, weight_dtype, kv_dtype, {tp_, 1}};
     replicas_.push_back(std::make_unique<serving::Replica>(*env_, spec, *hosts_.back(), std::move(kv),
                                                            std::move(scheduler), metrics_));
   }
@@ -169,6 +217,24 @@ Simulation::Simulation(config::Document& scenario) {
     for (auto& replica : replicas_) replica->set_on_finish([this](serving::Request&) { completions_->put(1); });
   }
   env_->process([this] { source_loop(); }, "request_source");
+}
+
+// GPUs of replica `index`: device ids index*tp .. index*tp+tp-1 (consecutive, so a TP group
+// stays inside a node when tp divides gpus_per_node). tp = 1 binds the host to its GPU directly.
+void Simulation::bind_replica_gpus(const std::string& rname, int index, const hw::GpuRegistry::Entry& gpu_entry,
+                                   const config::Params& gpu_p, hw::HostCpu& host) {
+  std::vector<hw::GpuModule*> ranks;
+  for (int r = 0; r < tp_; ++r) {
+    gpus_.push_back(gpu_entry.make({rname + "_gpu" + std::to_string(r), index * tp_ + r, gpu_p}));
+    ranks.push_back(gpus_.back().get());
+  }
+  if (tp_ == 1) {
+    host.gpu_socket.bind(ranks.front()->socket);
+    return;
+  }
+  tp_groups_.push_back(std::make_unique<hw::TpGroup>((rname + "_tp").c_str(), ranks));
+  tp_groups_.back()->fabric_socket.bind(fabric_->socket);
+  host.gpu_socket.bind(tp_groups_.back()->socket);
 }
 
 void Simulation::source_loop() {
@@ -236,6 +302,18 @@ nlohmann::json Simulation::report() const {
   j["engine_steps"] = total_steps();
   j["kernels_launched"] = total_kernels();
   j["preemptions"] = preemptions;
+  j["tensor_parallel"] = tp_;
+  j["topology"] = topology_name_;
+  std::uint64_t collectives = 0;
+  double comm_s = 0, exposed_s = 0;
+  for (const auto& g : tp_groups_) {
+    collectives += g->collectives();
+    comm_s += g->comm_seconds();
+    exposed_s += g->exposed_comm_seconds();
+  }
+  j["collectives"] = collectives;
+  j["collective_seconds"] = comm_s;
+  j["exposed_collective_seconds"] = exposed_s;
   j["kv_cache_blocks_per_replica"] = memory_.kv_blocks;
   j["kv_cache_tokens_per_replica"] = memory_.kv_tokens;
   add_prefix_cache_report(j);

@@ -11,6 +11,8 @@
 #include <nlohmann/json.hpp>
 
 #include "hw/gpu/gpu_module.hpp"
+#include "hw/gpu/tp_group.hpp"
+#include "hw/interconnect/fabric_module.hpp"
 #include "hw/host/host_cpu.hpp"
 #include "sc_modules/config/document.hpp"
 #include "sc_modules/sim/sim.hpp"
@@ -50,19 +52,25 @@ class Simulation {
  private:
   void source_loop();
   void add_prefix_cache_report(nlohmann::json& j) const;
+  void bind_replica_gpus(const std::string& rname, int index, const hw::GpuRegistry::Entry& gpu_entry,
+                         const config::Params& gpu_p, hw::HostCpu& host);
 
   std::string name_;
   std::uint64_t seed_ = 0;
   std::string output_dir_;
   std::unique_ptr<sim::Environment> env_;
   std::vector<std::unique_ptr<hw::GpuModule>> gpus_;
+  // Tensor parallelism: replica i owns GPUs [i*tp, (i+1)*tp) behind a TpGroup on the fabric.
+  int tp_ = 1;
+  std::unique_ptr<hw::FabricModule> fabric_;
+  std::vector<std::unique_ptr<hw::TpGroup>> tp_groups_;
   std::vector<std::unique_ptr<hw::HostCpu>> hosts_;
   std::vector<std::unique_ptr<serving::Replica>> replicas_;
   std::unique_ptr<serving::Workload> workload_;
   std::unique_ptr<serving::Router> router_;
   serving::MetricsRecorder metrics_;
   serving::MemoryPlan memory_;
-  std::string model_name_, gpu_name_;
+  std::string model_name_, gpu_name_, topology_name_;
   std::deque<serving::Request> requests_;
   std::int64_t submitted_ = 0;
   std::unique_ptr<sim::Store<int>> completions_;  // closed-loop workloads: one item per finished request

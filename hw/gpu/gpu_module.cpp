@@ -26,6 +26,13 @@ void GpuModule::b_transport(tlm::tlm_generic_payload& payload, sc_core::sc_time&
   } else if (auto* s = payload.get_extension<proto::Synchronize>()) {
     const sc_core::sc_time done = stream_free_at(s->stream);
     if (done > issue) delay += done - issue;
+  } else if (auto* w = payload.get_extension<proto::StreamWait>()) {
+    if (w->stream < 0 || w->stream >= kMaxStreams) {
+      payload.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
+      return;
+    }
+    auto& free_at = stream_free_[static_cast<std::size_t>(w->stream)];
+    free_at = std::max(free_at, w->until);
   } else {
     payload.set_response_status(tlm::TLM_COMMAND_ERROR_RESPONSE);
     return;

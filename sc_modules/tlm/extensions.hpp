@@ -10,6 +10,7 @@
 
 #include "kernels/kernel.hpp"
 #include "kernels/roofline.hpp"
+#include "sc_modules/tlm/collective_types.hpp"
 
 namespace ks::proto {
 
@@ -32,6 +33,10 @@ struct KernelLaunch : Extension<KernelLaunch> {
   int layer = -1;                   // -1: not a transformer layer (embedding, lm_head, ...)
   std::uint64_t step = 0;           // engine step id
   const std::vector<std::uint64_t>* request_ids = nullptr;  // requests in the batch (not owned)
+  // Collectives only: true lets later compute kernels run while the collective is in flight
+  // (nothing consumes its result before the next Synchronize); false (the default) makes the
+  // compute stream wait for it, as a TP all-reduce feeding the next layer requires.
+  bool overlap = false;
   // response (filled by the GPU)
   sc_core::sc_time start;           // absolute start time of the first repeat
   sc_core::sc_time finish;          // absolute completion time of the last repeat
@@ -43,23 +48,33 @@ struct Synchronize : Extension<Synchronize> {
   int stream = -1;
 };
 
-enum class CollectiveKind { AllReduce, AllGather, ReduceScatter, AllToAll, SendRecv };
-enum class CollectiveAlgorithm { Auto, Ring, Tree };
-
+// A collective over the fabric (interconnect target socket). Asynchronous like a kernel launch:
+// it starts at the issue time (sc_time_stamp() + delay) and the fabric fills start/finish.
 struct Collective : Extension<Collective> {
   CollectiveKind kind = CollectiveKind::AllReduce;
-  double bytes = 0;                // message size per rank
-  std::vector<int> group;          // global GPU ids taking part
+  double bytes = 0;                // message size per rank (nccl-tests "size")
+  std::vector<int> group;          // global GPU ids taking part, in ring order
   CollectiveAlgorithm algorithm = CollectiveAlgorithm::Auto;
-  int step = 0;                    // step within the algorithm (ring: 2(n-1) steps)
+  int step = 0;                    // step within the algorithm (ring: 2(n-1) steps); informational
   int stream = 1;                  // the communication stream
+  // response (filled by the fabric)
+  sc_core::sc_time start;
+  sc_core::sc_time finish;
 };
 
-// A copy between memories: device ids >= 0 are GPUs, -1 is host memory.
+// A copy between memories: device ids >= 0 are GPUs, -1 is host memory. Sent to the fabric, it
+// crosses the links of the route between the GPUs; the fabric fills finish.
 struct MemCopy : Extension<MemCopy> {
   int src = -1;
   int dst = 0;
   double bytes = 0;
+  sc_core::sc_time finish;  // response
+};
+
+// cudaStreamWaitEvent: work issued to `stream` after this does not start before `until`.
+struct StreamWait : Extension<StreamWait> {
+  int stream = 0;
+  sc_core::sc_time until;
 };
 
 }  // namespace ks::proto

@@ -1,0 +1,365 @@
+// `kernelsight validate-collectives`: measured NCCL/XLA collectives (data/collectives) against the
+// interconnect model. Link parameters are fitted per setup and link type from that setup's
+// single-link-type configurations, checked two ways: (1) 2-fold by message size (fit on every
+// other size of each configuration, predict the others) and (2) configurations that mix link
+// types (multi-node, cross-pair rings) are never fitted, only predicted by the link simulation.
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "app/commands.hpp"
+#include "hw/interconnect/fabric_model.hpp"
+#include "hw/interconnect/topology_presets.hpp"
+#include "sc_modules/config/document.hpp"
+#include "sc_modules/config/units.hpp"
+#include "sc_modules/util/atomic_file.hpp"
+
+namespace ks::app {
+namespace {
+
+using interconnect::CollectiveKind;
+using interconnect::LinkType;
+
+struct Row {
+  std::string source, setup, gpu, collective;
+  CollectiveKind kind;
+  int n, per_node, groups;
+  double bytes, measured;  // s
+  int fold = 0;
+  bool mixed = false;
+  LinkType link = LinkType::NVLink;
+  double predicted = 0, predicted_heldout = 0;
+};
+
+struct Setup {
+  std::string preset;
+  int gpus_per_node;
+  std::map<std::string, double> params;  // fitted: collective_overhead, <type>_latency, <type>_bandwidth
+};
+
+std::map<std::string, Setup> setups() {
+  return {{"a100_dgx", {"dgx_a100", 8, {}}},
+          {"a100_pairwise_nvlink", {"pcie_pairwise_nvlink", 4, {}}},
+          {"a40_pairwise_nvlink", {"pcie_pairwise_nvlink", 8, {}}},
+          {"b200_hgx", {"hgx_b200", 8, {}}}};
+}
+
+std::vector<std::string> split(const std::string& line) {
+  std::vector<std::string> out;
+  std::stringstream ss(line);
+  std::string cell;
+  while (std::getline(ss, cell, ',')) out.push_back(cell);
+  return out;
+}
+
+// GPUs of each concurrent group: groups of n, per_node of them on each node.
+std::vector<std::vector<int>> groups_of(const Row& r, int gpus_per_node) {
+  std::vector<std::vector<int>> gs;
+  if (r.kind == CollectiveKind::SendRecv && r.per_node == 1 && r.setup.find("pairwise") != std::string::npos)
+    return {{0, 2}};  // "one device per node" on a pairwise box: GPUs of different pairs
+  for (int g = 0; g < r.groups; ++g) {
+    std::vector<int> group;
+    for (int i = 0; i < r.n; ++i) {
+      const int node = (g * r.n + i) / r.per_node;
+      group.push_back(node * gpus_per_node + (g * r.n + i) % r.per_node);
+    }
+    gs.push_back(group);
+  }
+  return gs;
+}
+
+std::unique_ptr<interconnect::Topology> build(const Setup& s, int nodes) {
+  std::string yaml = "kind: " + s.preset + "\nnodes: " + std::to_string(nodes) +
+                     "\ngpus_per_node: " + std::to_string(s.gpus_per_node) + "\n";
+  config::Document doc = config::Document::parse(yaml, "<validation>");
+  for (const auto& [k, v] : s.params) {
+    const bool time = k.find("latency") != std::string::npos || k == "collective_overhead";
+    doc.apply_override(k + "=" + config::format_quantity(v, time ? config::Dim::Time : config::Dim::Bandwidth));
+  }
+  const auto& entry = interconnect::topology_registry().get(s.preset, {}, "topology");
+  return entry.make(doc.root().resolve(entry.schema));
+}
+
+int nodes_for(const Row& r, int gpus_per_node) {
+  int max_gpu = 0;
+  for (const auto& g : groups_of(r, gpus_per_node))
+    for (int x : g) max_gpu = std::max(max_gpu, x);
+  return max_gpu / gpus_per_node + 1;
+}
+
+double simulate(const Row& r, const Setup& s) {
+  auto topo = std::shared_ptr<interconnect::Topology>(build(s, nodes_for(r, s.gpus_per_node)));
+  interconnect::FabricModel fabric(topo);
+  double t = 0;
+  for (const auto& g : groups_of(r, s.gpus_per_node))
+    t = std::max(t, fabric.collective(r.kind, interconnect::CollectiveAlgorithm::Ring, g, r.bytes, 0).finish);
+  return t;
+}
+
+// Steps and chunk size of the ring algorithm (the features of the alpha-beta fit).
+std::pair<double, double> steps_chunk(const Row& r) {
+  switch (r.kind) {
+    case CollectiveKind::SendRecv: return {1, r.bytes};
+    case CollectiveKind::AllReduce: return {2.0 * (r.n - 1), r.bytes / r.n};
+    default: return {r.n - 1.0, r.bytes / r.n};
+  }
+}
+
+// Least squares on relative error with non-negative coefficients (drops a negative one, refits).
+std::vector<double> fit(const std::vector<std::vector<double>>& x, const std::vector<double>& y) {
+  const std::size_t k = x.empty() ? 0 : x[0].size();
+  std::vector<bool> active(k, true);
+  for (int round = 0; round < static_cast<int>(k); ++round) {
+    std::vector<std::size_t> idx;
+    for (std::size_t j = 0; j < k; ++j)
+      if (active[j]) idx.push_back(j);
+    const std::size_t m = idx.size();
+    std::vector<std::vector<double>> a(m, std::vector<double>(m + 1, 0));
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      const double w = 1.0 / (y[i] * y[i]);
+      for (std::size_t p = 0; p < m; ++p) {
+        for (std::size_t q = 0; q < m; ++q) a[p][q] += w * x[i][idx[p]] * x[i][idx[q]];
+        a[p][m] += w * x[i][idx[p]] * y[i];
+      }
+    }
+    for (std::size_t c = 0; c < m; ++c) {  // Gauss-Jordan with partial pivoting
+      std::size_t piv = c;
+      for (std::size_t r = c + 1; r < m; ++r)
+        if (std::fabs(a[r][c]) > std::fabs(a[piv][c])) piv = r;
+      std::swap(a[c], a[piv]);
+      if (std::fabs(a[c][c]) < 1e-300) continue;
+      for (std::size_t r = 0; r < m; ++r) {
+        if (r == c) continue;
+        const double f = a[r][c] / a[c][c];
+        for (std::size_t q = c; q <= m; ++q) a[r][q] -= f * a[c][q];
+      }
+    }
+    std::vector<double> theta(k, 0);
+    bool ok = true;
+    for (std::size_t p = 0; p < m; ++p) {
+      theta[idx[p]] = std::fabs(a[p][p]) < 1e-300 ? 0 : a[p][m] / a[p][p];
+      if (theta[idx[p]] < 0) {
+        active[idx[p]] = false;
+        ok = false;
+      }
+    }
+    if (ok) return theta;
+  }
+  return std::vector<double>(k, 0);
+}
+
+const char* type_key(LinkType t) {
+  return t == LinkType::NVLink ? "nvlink" : t == LinkType::PCIe ? "pcie" : "ib";
+}
+
+// Fits one setup's parameters from its pure rows (those with use(row) true).
+Setup fit_setup(Setup s, const std::vector<const Row*>& rows) {
+  std::vector<std::vector<double>> x;
+  std::vector<double> y;
+  for (const Row* r : rows)
+    if (r->link == LinkType::NVLink) {
+      auto [steps, chunk] = steps_chunk(*r);
+      x.push_back({1.0, steps, steps * chunk});
+      y.push_back(r->measured);
+    }
+  const auto nv = fit(x, y);
+  s.params["collective_overhead"] = nv[0];
+  s.params["nvlink_latency"] = std::max(nv[1], 1e-9);
+  if (nv[2] > 0) s.params["nvlink_bandwidth"] = 1.0 / nv[2];
+  for (LinkType t : {LinkType::PCIe, LinkType::InfiniBand}) {
+    x.clear(), y.clear();
+    for (const Row* r : rows)
+      if (r->link == t) {
+        auto [steps, chunk] = steps_chunk(*r);
+        x.push_back({steps, steps * chunk});
+        y.push_back(std::max(r->measured - nv[0], 1e-9));
+      }
+    if (x.empty()) continue;
+    const auto th = fit(x, y);
+    // IB: a GPU-to-GPU route crosses two NIC-switch hops, each with ib_latency.
+    s.params[std::string(type_key(t)) + "_latency"] = t == LinkType::InfiniBand ? th[0] / 2 : th[0];
+    if (th[1] > 0) s.params[std::string(type_key(t)) + "_bandwidth"] = 1.0 / th[1];
+  }
+  return s;
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return NAN;
+  std::sort(v.begin(), v.end());
+  const std::size_t h = v.size() / 2;
+  return v.size() % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]);
+}
+
+std::string pct(double x) {
+  if (std::isnan(x)) return "–";
+  char b[32];
+  std::snprintf(b, sizeof b, "%.1f%%", 100 * x);
+  return b;
+}
+
+}  // namespace
+
+int cmd_validate_collectives(const std::vector<std::string>& args) {
+  std::string data = "data/collectives/collectives.csv", out;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "-h" || args[i] == "--help") {
+      std::cout << "kernelsight validate-collectives [--data FILE] [--out FILE.md]\n\n"
+                   "Fits link parameters per setup to the measured collectives and prints measured vs\n"
+                   "predicted (median relative error for messages >= 1 MiB and below); --out writes the\n"
+                   "report as Markdown (docs/validation-collectives.md).\n";
+      return kExitOk;
+    }
+    if ((args[i] == "--data" || args[i] == "--out") && i + 1 < args.size()) {
+      (args[i] == "--data" ? data : out) = args[i + 1];
+      ++i;
+      continue;
+    }
+    std::cerr << "kernelsight validate-collectives: unexpected argument '" << args[i] << "'\n";
+    return kExitBadInput;
+  }
+  std::ifstream in(data);
+  if (!in) {
+    std::cerr << "error: " << data << ": cannot open\n";
+    return kExitBadInput;
+  }
+  auto all_setups = setups();
+  std::vector<Row> rows;
+  std::string line;
+  std::getline(in, line);
+  int lineno = 1;
+  while (std::getline(in, line)) {
+    ++lineno;
+    const auto c = split(line);
+    Row r;
+    const auto kind = c.size() == 9 ? interconnect::parse_collective_kind(c[3]) : std::nullopt;
+    if (!kind || all_setups.count(c[1]) == 0) {
+      std::cerr << "error: " << data << ":" << lineno << ": expected source,setup,gpu,collective,num_workers,"
+                << "devices_per_node,groups,size_bytes,time_us with a known setup and collective\n";
+      return kExitBadInput;
+    }
+    r.source = c[0], r.setup = c[1], r.gpu = c[2], r.collective = c[3], r.kind = *kind;
+    r.n = std::stoi(c[4]), r.per_node = std::stoi(c[5]), r.groups = std::stoi(c[6]);
+    r.bytes = std::stod(c[7]), r.measured = std::stod(c[8]) * 1e-6;
+    rows.push_back(r);
+  }
+
+  // Classify: the link types the ring's neighbour routes cross.
+  std::map<std::string, std::vector<Row*>> by_config;
+  for (Row& r : rows) {
+    const Setup& s = all_setups.at(r.setup);
+    auto topo = build(s, nodes_for(r, s.gpus_per_node));
+    std::set<LinkType> types;
+    for (const auto& g : groups_of(r, s.gpus_per_node))
+      for (std::size_t i = 0; i < g.size(); ++i)
+        for (int l : topo->route(g[i], g[(i + 1) % g.size()])) types.insert(topo->links()[static_cast<std::size_t>(l)].type);
+    // A NIC attach link (PCIe type, GPUDirect) does not make an IB route mixed.
+    if (types.count(LinkType::InfiniBand)) types.erase(LinkType::PCIe);
+    r.mixed = types.size() != 1;
+    r.link = *types.begin();
+    by_config[r.setup + "/" + r.collective + "/" + std::to_string(r.n) + "/" + std::to_string(r.per_node) + "/" +
+              std::to_string(r.groups)]
+        .push_back(&r);
+  }
+  // A setup whose inter-node data is all there is for a link type still needs both types fitted:
+  // an IB configuration with more than one GPU per node mixes NVLink and IB, so it is held out.
+  for (auto& [key, list] : by_config) {
+    std::sort(list.begin(), list.end(), [](const Row* a, const Row* b) { return a->bytes < b->bytes; });
+    for (std::size_t i = 0; i < list.size(); ++i) list[i]->fold = static_cast<int>(i % 2);
+  }
+
+  // Parameters per setup and collective kind (NCCL picks protocols and channel counts per
+  // collective); a link type a kind has no pure data for comes from the setup-wide fit.
+  std::map<std::string, Setup> fitted;
+  auto fit_for = [&](const std::string& name, const std::string& coll, int fold) {
+    std::vector<const Row*> all_kinds, this_kind;
+    for (const Row& r : rows)
+      if (r.setup == name && !r.mixed && (fold < 0 || r.fold == fold)) {
+        all_kinds.push_back(&r);
+        if (r.collective == coll) this_kind.push_back(&r);
+      }
+    Setup base = fit_setup(all_setups.at(name), all_kinds);
+    Setup own = fit_setup(all_setups.at(name), this_kind);
+    for (const auto& [k, v] : own.params) base.params[k] = v;
+    return base;
+  };
+  for (Row& r : rows) {
+    const std::string key = r.setup + "/" + r.collective;
+    if (!fitted.count(key)) fitted[key] = fit_for(r.setup, r.collective, -1);
+    r.predicted = simulate(r, fitted[key]);
+    // Held out: pure rows predicted by the fit on the other fold; mixed rows were never fitted.
+    r.predicted_heldout = r.mixed ? r.predicted : simulate(r, fit_for(r.setup, r.collective, 1 - r.fold));
+  }
+
+  std::ostringstream md;
+  md << "# Validation: collectives\n\n"
+        "Generated by `scripts/validate_collectives.sh` (`kernelsight validate-collectives --out "
+        "docs/validation-collectives.md`) from `data/collectives/collectives.csv` (see "
+        "`data/collectives/README.md` for sources and licences). Do not edit by hand.\n\n"
+        "**Method.** Every prediction is the link-level simulation (`FabricModel`: ring collectives "
+        "decomposed into transfers on the setup's topology preset). Per setup, a per-collective overhead and a "
+        "latency and bandwidth per link type are fitted by least squares on relative error, using only "
+        "configurations whose ring crosses one link type. *Held-out* errors: those configurations are "
+        "predicted by a fit on every other message size (2-fold by size); configurations that mix link "
+        "types (two-node rings, cross-pair rings) are never fitted and only predicted. Error = "
+        "|predicted − measured| / measured; medians over rows.\n\n";
+  md << "## Fitted parameters\n\n| setup / collective | topology | overhead | NVLink latency | NVLink bw | PCIe latency | PCIe bw | IB latency | IB bw |\n|---|---|---|---|---|---|---|---|---|\n";
+  auto q = [](const Setup& s, const std::string& k, config::Dim d) {
+    auto it = s.params.find(k);
+    return it == s.params.end() ? std::string("(preset)") : config::format_quantity(d == config::Dim::Time ? std::round(it->second * 1e8) / 1e8 : std::round(it->second / 1e8) * 1e8, d);
+  };
+  for (const auto& [name, s] : fitted)
+    md << "| " << name << " | " << s.preset << " | " << q(s, "collective_overhead", config::Dim::Time) << " | "
+       << q(s, "nvlink_latency", config::Dim::Time) << " | " << q(s, "nvlink_bandwidth", config::Dim::Bandwidth) << " | "
+       << q(s, "pcie_latency", config::Dim::Time) << " | " << q(s, "pcie_bandwidth", config::Dim::Bandwidth) << " | "
+       << q(s, "ib_latency", config::Dim::Time) << " | " << q(s, "ib_bandwidth", config::Dim::Bandwidth) << " |\n";
+
+  md << "\n## Errors by configuration\n\n| setup | collective | GPUs | per node | groups | links | rows | held-out ≥ 1 MiB | held-out < 1 MiB | in-sample ≥ 1 MiB | in-sample < 1 MiB |\n|---|---|---|---|---|---|---|---|---|---|---|\n";
+  std::vector<double> all_big, all_small, in_big, in_small;
+  for (const auto& [key, list] : by_config) {
+    std::vector<double> hb, hs, ib, is;
+    for (const Row* r : list) {
+      const double eh = std::fabs(r->predicted_heldout - r->measured) / r->measured;
+      const double ei = std::fabs(r->predicted - r->measured) / r->measured;
+      (r->bytes >= 1048576 ? hb : hs).push_back(eh);
+      (r->bytes >= 1048576 ? ib : is).push_back(ei);
+    }
+    all_big.insert(all_big.end(), hb.begin(), hb.end());
+    all_small.insert(all_small.end(), hs.begin(), hs.end());
+    in_big.insert(in_big.end(), ib.begin(), ib.end());
+    in_small.insert(in_small.end(), is.begin(), is.end());
+    const Row& r = *list.front();
+    md << "| " << r.setup << " | " << r.collective << " | " << r.n << " | " << r.per_node << " | " << r.groups << " | "
+       << (r.mixed ? "mixed (never fitted)" : interconnect::link_type_name(r.link)) << " | " << list.size() << " | "
+       << pct(median(hb)) << " | " << pct(median(hs)) << " | " << pct(median(ib)) << " | " << pct(median(is)) << " |\n";
+  }
+  char summary[512];
+  std::snprintf(summary, sizeof summary,
+                "\n## Summary\n\n| | ≥ 1 MiB (target 10%%) | < 1 MiB (target 25%%) |\n|---|---|---|\n"
+                "| held-out median error | %s (%zu rows) | %s (%zu rows) |\n| in-sample median error | %s | %s |\n",
+                pct(median(all_big)).c_str(), all_big.size(), pct(median(all_small)).c_str(), all_small.size(),
+                pct(median(in_big)).c_str(), pct(median(in_small)).c_str());
+  md << summary;
+
+  md << "\n## Measured vs predicted (held out), selected sizes\n\n| setup | collective | GPUs | per node | groups | size | measured | predicted | error |\n|---|---|---|---|---|---|---|---|---|\n";
+  for (const auto& [key, list] : by_config)
+    for (const Row* r : list) {
+      const double lb = std::log2(r->bytes);
+      if (std::fabs(lb - std::round(lb)) > 0.05 || (static_cast<int>(std::round(lb)) % 4) != 0) continue;
+      char b[256];
+      std::snprintf(b, sizeof b, "| %s | %s | %d | %d | %d | %s | %.1f us | %.1f us | %+.1f%% |\n", r->setup.c_str(),
+                    r->collective.c_str(), r->n, r->per_node, r->groups,
+                    config::format_quantity(std::round(r->bytes), config::Dim::Bytes).c_str(), r->measured * 1e6,
+                    r->predicted_heldout * 1e6, 100 * (r->predicted_heldout - r->measured) / r->measured);
+      md << b;
+    }
+  std::cout << md.str();
+  if (!out.empty()) util::write_file_atomically(out, md.str());
+  return kExitOk;
+}
+
+}  // namespace ks::app

@@ -1,0 +1,117 @@
+#include "hw/gpu/tp_group.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "sc_modules/sim/time.hpp"
+
+namespace ks::hw {
+
+TpGroup::TpGroup(const sc_core::sc_module_name& name, const std::vector<GpuModule*>& gpus)
+    : sc_core::sc_module(name), socket("socket"), fabric_socket("fabric_socket") {
+  if (gpus.empty()) throw std::invalid_argument("a TP group needs at least one GPU");
+  socket.register_b_transport(this, &TpGroup::b_transport);
+  for (GpuModule* gpu : gpus) {
+    auto s = std::make_unique<proto::GpuInitiatorSocket<TpGroup>>(
+        sc_core::sc_gen_unique_name("rank"));
+    s->bind(gpu->socket);
+    ranks_.push_back(std::move(s));
+    device_ids_.push_back(gpu->device_id());
+  }
+}
+
+// When every rank's `stream` is idle (absolute time).
+sc_core::sc_time TpGroup::stream_ready(int stream) {
+  sc_core::sc_time ready = sc_core::SC_ZERO_TIME;
+  for (auto& rank : ranks_) {
+    proto::PooledPayload p(sync_pool_);
+    proto::PayloadPool::extension<proto::Synchronize>(*p).stream = stream;
+    sc_core::sc_time d = sc_core::SC_ZERO_TIME;
+    (*rank)->b_transport(*p, d);
+    ready = std::max(ready, sc_core::sc_time_stamp() + d);
+  }
+  return ready;
+}
+
+void TpGroup::wait_stream(int stream, const sc_core::sc_time& until) {
+  for (auto& rank : ranks_) {
+    proto::PooledPayload p(wait_pool_);
+    auto& w = proto::PayloadPool::extension<proto::StreamWait>(*p);
+    w.stream = stream;
+    w.until = until;
+    sc_core::sc_time d = sc_core::SC_ZERO_TIME;
+    (*rank)->b_transport(*p, d);
+    if (p->get_response_status() != tlm::TLM_OK_RESPONSE)
+      throw std::runtime_error(std::string(name()) + ": GPU rejected a stream wait");
+  }
+}
+
+void TpGroup::collective(proto::KernelLaunch& k, const sc_core::sc_time& issue) {
+  const sc_core::sc_time compute_done = stream_ready(kComputeStream);
+  sc_core::sc_time ready = std::max({issue, compute_done, stream_ready(kCommStream)});
+  k.start = ready;
+  for (int r = 0; r < k.repeat; ++r) {
+    proto::PooledPayload p(coll_pool_);
+    auto& c = proto::PayloadPool::extension<proto::Collective>(*p);
+    c.kind = k.kernel.op == kernels::OpKind::AllGather ? proto::CollectiveKind::AllGather
+                                                       : proto::CollectiveKind::AllReduce;
+    c.algorithm = proto::CollectiveAlgorithm::Auto;
+    c.bytes = k.kernel.bytes;
+    c.group = device_ids_;
+    c.stream = kCommStream;
+    sc_core::sc_time d = ready - sc_core::sc_time_stamp();
+    fabric_socket->b_transport(*p, d);
+    if (p->get_response_status() != tlm::TLM_OK_RESPONSE)
+      throw std::runtime_error(std::string(name()) + ": fabric rejected collective '" + k.kernel.name + "'");
+    ready = c.finish;
+    ++collectives_;
+  }
+  k.finish = ready;
+  const double seconds = sim::to_seconds(k.finish - k.start);
+  comm_seconds_ += seconds;
+  k.cost = {seconds / k.repeat, 0, 0, 0, kernels::Bound::Communication, 1.0};
+  wait_stream(kCommStream, k.finish);
+  if (!k.overlap) {
+    // Held back: from when compute could have gone on (input ready and launch issued) to the end.
+    const sc_core::sc_time could_go = std::max(issue, compute_done);
+    if (k.finish > could_go) exposed_s_ += sim::to_seconds(k.finish - could_go);
+    wait_stream(kComputeStream, k.finish);
+  }
+}
+
+void TpGroup::b_transport(tlm::tlm_generic_payload& payload, sc_core::sc_time& delay) {
+  const sc_core::sc_time issue = sc_core::sc_time_stamp() + delay;
+  try {
+    if (auto* k = payload.get_extension<proto::KernelLaunch>()) {
+      if (kernels::is_collective(k->kernel.op) && size() > 1) {
+        collective(*k, issue);
+      } else {
+        for (auto& rank : ranks_) {
+          sc_core::sc_time d = delay;
+          (*rank)->b_transport(payload, d);
+          if (payload.get_response_status() != tlm::TLM_OK_RESPONSE) return;
+        }
+      }
+    } else if (payload.get_extension<proto::Synchronize>() != nullptr) {
+      sc_core::sc_time latest = delay;
+      for (auto& rank : ranks_) {
+        sc_core::sc_time d = delay;
+        (*rank)->b_transport(payload, d);
+        latest = std::max(latest, d);
+      }
+      delay = latest;
+    } else {
+      for (auto& rank : ranks_) {  // StreamWait and anything else: every rank
+        sc_core::sc_time d = delay;
+        (*rank)->b_transport(payload, d);
+        if (payload.get_response_status() != tlm::TLM_OK_RESPONSE) return;
+      }
+    }
+  } catch (const std::runtime_error&) {
+    payload.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
+    return;
+  }
+  payload.set_response_status(tlm::TLM_OK_RESPONSE);
+}
+
+}  // namespace ks::hw

@@ -1,0 +1,52 @@
+#pragma once
+// A tensor-parallel group of GPUs behind one GPU socket, so a host launches a step exactly as it
+// does on one GPU. Compute kernels go to every GPU's compute stream (each rank runs its shard;
+// the shapes from kernels::decompose_step are already per rank). A collective kernel becomes a
+// `Collective` transaction on the fabric, on the communication stream:
+// * it starts when every rank's compute stream has produced its input (and the comm stream is
+//   free), so a slow rank delays the whole group;
+// * unless the launch says `overlap`, the compute streams then wait for it (StreamWait), because
+//   the next kernel consumes the reduced tensor; with `overlap` compute runs on alongside it.
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include <systemc>
+
+#include "hw/gpu/gpu_module.hpp"
+#include "sc_modules/tlm/payload_pool.hpp"
+#include "sc_modules/tlm/protocol.hpp"
+
+namespace ks::hw {
+
+class TpGroup : public sc_core::sc_module {
+ public:
+  static constexpr int kComputeStream = 0;
+  static constexpr int kCommStream = 1;
+
+  proto::GpuTargetSocket<TpGroup> socket;              // the host binds here
+  proto::GpuInitiatorSocket<TpGroup> fabric_socket;    // bind to FabricModule::socket
+
+  // Binds one initiator socket to each GPU's target socket.
+  TpGroup(const sc_core::sc_module_name& name, const std::vector<GpuModule*>& gpus);
+
+  int size() const { return static_cast<int>(ranks_.size()); }
+  const std::vector<int>& device_ids() const { return device_ids_; }
+  std::uint64_t collectives() const { return collectives_; }
+  double comm_seconds() const { return comm_seconds_; }         // summed collective durations
+  double exposed_comm_seconds() const { return exposed_s_; }    // compute streams held back by them
+
+ private:
+  void b_transport(tlm::tlm_generic_payload& payload, sc_core::sc_time& delay);
+  void collective(proto::KernelLaunch& launch, const sc_core::sc_time& issue);
+  sc_core::sc_time stream_ready(int stream);
+  void wait_stream(int stream, const sc_core::sc_time& until);
+
+  std::vector<std::unique_ptr<proto::GpuInitiatorSocket<TpGroup>>> ranks_;
+  std::vector<int> device_ids_;
+  proto::PayloadPool sync_pool_, wait_pool_, coll_pool_;
+  std::uint64_t collectives_ = 0;
+  double comm_seconds_ = 0, exposed_s_ = 0;
+};
+
+}  // namespace ks::hw

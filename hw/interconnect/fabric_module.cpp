@@ -1,0 +1,44 @@
+#include "hw/interconnect/fabric_module.hpp"
+
+#include <stdexcept>
+
+#include "sc_modules/sim/time.hpp"
+
+namespace ks::hw {
+
+FabricModule::FabricModule(const sc_core::sc_module_name& name,
+                           std::shared_ptr<const interconnect::Topology> topology)
+    : sc_core::sc_module(name), socket("socket"), model_(std::move(topology)) {
+  socket.register_b_transport(this, &FabricModule::b_transport);
+}
+
+double FabricModule::bytes_moved() const {
+  double b = 0;
+  for (const auto& l : model_.links()) b += l.bytes();
+  return b;
+}
+
+void FabricModule::b_transport(int, tlm::tlm_generic_payload& payload, sc_core::sc_time& delay) {
+  const double issue = sim::to_seconds(sc_core::sc_time_stamp() + delay);
+  try {
+    if (auto* c = payload.get_extension<proto::Collective>()) {
+      const auto t = model_.collective(c->kind, c->algorithm, c->group, c->bytes, issue);
+      c->start = sim::seconds(t.start);
+      c->finish = sim::seconds(t.finish);
+      ++collectives_;
+    } else if (auto* m = payload.get_extension<proto::MemCopy>()) {
+      if (m->src < 0 || m->dst < 0) throw std::invalid_argument("host-memory copies are not modelled by the fabric");
+      m->finish = sim::seconds(model_.transfer(m->src, m->dst, m->bytes, issue).finish);
+      ++copies_;
+    } else {
+      payload.set_response_status(tlm::TLM_COMMAND_ERROR_RESPONSE);
+      return;
+    }
+  } catch (const std::invalid_argument&) {
+    payload.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
+    return;
+  }
+  payload.set_response_status(tlm::TLM_OK_RESPONSE);
+}
+
+}  // namespace ks::hw

@@ -1,0 +1,135 @@
+// Built-in topologies. Bandwidths are per direction; NVLink per GPU is half the bidirectional
+// figure on NVIDIA's spec sheets (A100 600 GB/s, H100 900 GB/s, B200 1.8 TB/s). Latencies and the
+// per-collective overhead are effective values fitted to measured NCCL collectives (see
+// docs/validation-collectives.md), not wire latencies.
+#include "hw/interconnect/topology_presets.hpp"
+
+#include <stdexcept>
+
+#include "sc_modules/config/document.hpp"
+
+namespace ks::interconnect {
+namespace {
+
+struct Defaults {
+  int gpus_per_node;
+  const char* nvlink_bw;
+  const char* nvlink_lat;
+  const char* pcie_bw;
+  const char* pcie_lat;
+  const char* ib_bw;
+  const char* ib_lat;
+  const char* overhead;
+};
+
+config::Schema preset_schema(const std::string& doc, const Defaults& d) {
+  config::Schema s(doc);
+  s.integer("nodes", 1, "nodes (servers); more than one are joined by InfiniBand, one NIC per GPU", 1, 4096)
+      .integer("gpus_per_node", d.gpus_per_node, "GPUs per node", 1, 576)
+      .quantity("nvlink_bandwidth", config::Dim::Bandwidth, std::string(d.nvlink_bw),
+                "NVLink bandwidth per GPU and direction")
+      .quantity("nvlink_latency", config::Dim::Time, std::string(d.nvlink_lat),
+                "latency of a GPU-to-GPU transfer over NVLink", 0.0, false)
+      .quantity("pcie_bandwidth", config::Dim::Bandwidth, std::string(d.pcie_bw),
+                "PCIe bandwidth per device link and direction")
+      .quantity("pcie_latency", config::Dim::Time, std::string(d.pcie_lat), "latency of a GPU-to-GPU transfer over PCIe", 0.0, false)
+      .quantity("ib_bandwidth", config::Dim::Bandwidth, std::string(d.ib_bw),
+                "InfiniBand bandwidth per NIC and direction")
+      .quantity("ib_latency", config::Dim::Time, std::string(d.ib_lat), "latency of one InfiniBand hop (NIC-switch); GPU-to-GPU across nodes crosses two", 0.0, false)
+      .quantity("collective_overhead", config::Dim::Time, std::string(d.overhead),
+                "fixed cost per collective (launch, NCCL synchronisation)", 0.0, false);
+  return s;
+}
+
+// Per node: GPUs on the node's intra-node fabric; across nodes: GPU -PCIe- NIC -IB- IB switch.
+void add_infiniband(Topology& t, const config::Params& p) {
+  if (t.nodes() < 2) return;
+  const int ib_switch = t.add_switch("ib_switch", SwitchKind::IbSwitch, -1);
+  for (int g = 0; g < t.num_gpus(); ++g) {
+    const int nic = t.add_switch("node" + std::to_string(t.node_of(g)) + "_nic" + std::to_string(g % t.gpus_per_node()),
+                                 SwitchKind::IbNic, t.node_of(g));
+    // GPUDirect RDMA: the NIC sits on the GPU's PCIe switch; the NIC, not PCIe, is the limit.
+    t.add_duplex(g, nic, LinkType::PCIe, p.number("ib_bandwidth"), 0.0);
+    t.add_duplex(nic, ib_switch, LinkType::InfiniBand, p.number("ib_bandwidth"), p.number("ib_latency"));
+  }
+}
+
+std::unique_ptr<Topology> nvswitch_topology(const std::string& name, const config::Params& p) {
+  auto t = std::make_unique<Topology>(name, static_cast<int>(p.integer("nodes")),
+                                      static_cast<int>(p.integer("gpus_per_node")));
+  t->set_collective_overhead(p.number("collective_overhead"));
+  // The NVSwitch latency is split over the two hops of a GPU -> switch -> GPU route.
+  const double half = p.number("nvlink_latency") / 2;
+  for (int node = 0; node < t->nodes(); ++node) {
+    const int sw = t->add_switch("node" + std::to_string(node) + "_nvswitch", SwitchKind::NVSwitch, node);
+    for (int i = 0; i < t->gpus_per_node(); ++i)
+      t->add_duplex(node * t->gpus_per_node() + i, sw, LinkType::NVLink, p.number("nvlink_bandwidth"), half);
+  }
+  add_infiniband(*t, p);
+  return t;
+}
+
+// NVLink bridges join GPUs 2k and 2k+1; each pair shares a PCIe switch; switches meet at the
+// host bridge (root complex), so cross-pair traffic crosses PCIe twice.
+std::unique_ptr<Topology> pairwise_topology(const config::Params& p, const config::SourceMark& mark) {
+  const int per_node = static_cast<int>(p.integer("gpus_per_node"));
+  if (per_node % 2 != 0)
+    throw config::ConfigError(mark, p.path() + ".gpus_per_node",
+                              "pcie_pairwise_nvlink needs an even number of GPUs per node, got " +
+                                  std::to_string(per_node));
+  auto t = std::make_unique<Topology>("pcie_pairwise_nvlink", static_cast<int>(p.integer("nodes")), per_node);
+  t->set_collective_overhead(p.number("collective_overhead"));
+  const double pcie_hop = p.number("pcie_latency") / 4;  // GPU-switch-root-switch-GPU
+  for (int node = 0; node < t->nodes(); ++node) {
+    const int root = t->add_switch("node" + std::to_string(node) + "_host_bridge", SwitchKind::HostBridge, node);
+    for (int pair = 0; pair < per_node / 2; ++pair) {
+      const int a = node * per_node + 2 * pair;
+      const int sw = t->add_switch("node" + std::to_string(node) + "_pcie_switch" + std::to_string(pair),
+                                   SwitchKind::PCIeSwitch, node);
+      t->add_duplex(a, a + 1, LinkType::NVLink, p.number("nvlink_bandwidth"), p.number("nvlink_latency"));
+      t->add_duplex(a, sw, LinkType::PCIe, p.number("pcie_bandwidth"), pcie_hop);
+      t->add_duplex(a + 1, sw, LinkType::PCIe, p.number("pcie_bandwidth"), pcie_hop);
+      t->add_duplex(sw, root, LinkType::PCIe, p.number("pcie_bandwidth"), pcie_hop);
+    }
+  }
+  add_infiniband(*t, p);
+  return t;
+}
+
+void add_preset(const std::string& kind, const std::string& doc, const Defaults& d) {
+  config::Schema schema = preset_schema(doc, d);
+  topology_registry().add(kind, {doc, schema, [kind](const config::Params& p) -> std::unique_ptr<Topology> {
+                                   if (kind == "pcie_pairwise_nvlink") return pairwise_topology(p, p.mark("gpus_per_node"));
+                                   return nvswitch_topology(kind, p);
+                                 }});
+}
+
+const bool registered = [] {
+  // HDR InfiniBand 200 Gb/s = 25 GB/s, NDR 400 Gb/s = 50 GB/s per NIC; PCIe Gen4 x16 32 GB/s,
+  // Gen5 x16 64 GB/s per direction.
+  add_preset("dgx_a100", "DGX A100: 8 A100 SXM per node on NVSwitch (300 GB/s per direction), HDR InfiniBand",
+             {8, "230GB/s", "7us", "24GB/s", "10us", "22GB/s", "10us", "20us"});
+  add_preset("dgx_h100", "DGX H100: 8 H100 SXM per node on NVSwitch (450 GB/s per direction), NDR InfiniBand",
+             {8, "360GB/s", "6us", "48GB/s", "10us", "45GB/s", "8us", "20us"});
+  add_preset("hgx_b200", "HGX B200: 8 B200 per node on NVSwitch (900 GB/s per direction), NDR InfiniBand",
+             {8, "720GB/s", "5us", "48GB/s", "10us", "45GB/s", "8us", "20us"});
+  add_preset("pcie_pairwise_nvlink",
+             "PCIe server with NVLink bridges between GPU pairs (A100 PCIe: 300 GB/s per direction); "
+             "cross-pair traffic over PCIe through the host bridge",
+             {4, "230GB/s", "5us", "24GB/s", "10us", "22GB/s", "10us", "20us"});
+  return true;
+}();
+
+}  // namespace
+
+std::unique_ptr<Topology> make_preset(const std::string& kind, int nodes, int gpus_per_node) {
+  if (!topology_registry().has(kind)) throw std::invalid_argument("unknown topology '" + kind + "'");
+  std::string yaml = "kind: " + kind + "\n";
+  if (nodes > 0) yaml += "nodes: " + std::to_string(nodes) + "\n";
+  if (gpus_per_node > 0) yaml += "gpus_per_node: " + std::to_string(gpus_per_node) + "\n";
+  config::Document doc = config::Document::parse(yaml, "<topology " + kind + ">");
+  const auto& entry = topology_registry().get(kind, {}, "topology");
+  return entry.make(doc.root().resolve(entry.schema));
+}
+
+}  // namespace ks::interconnect

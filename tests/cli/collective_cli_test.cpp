@@ -1,0 +1,51 @@
+// `kernelsight collective` as a user runs it.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <string>
+
+namespace {
+
+struct Result {
+  int status;
+  std::string out;
+};
+
+Result kernelsight(const std::string& args) {
+  FILE* pipe = popen((std::string(KS_CLI) + " " + args + " 2>&1").c_str(), "r");
+  if (pipe == nullptr) return {-1, "popen failed"};
+  std::string out;
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) out.append(buf.data(), n);
+  const int raw = pclose(pipe);
+  return {WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, out};
+}
+
+}  // namespace
+
+TEST(CollectiveCli, PrintsThePredictedRingAllReduceTime) {
+  const Result r = kernelsight(
+      "collective --topology dgx_h100 --kind all_reduce --gpus 4 --bytes 64MiB --algorithm ring "
+      "--set nvlink_bandwidth=400GB/s --set nvlink_latency=5us --set collective_overhead=10us");
+  ASSERT_EQ(r.status, 0) << r.out;
+  // 10 us + 6 x (5 us + 16 MiB / 400 GB/s) = 10 + 6 x (5 + 41.94304) = 291.66 us.
+  EXPECT_NE(r.out.find("predicted time:  291.66 us"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("alpha-beta:      291.66 us"), std::string::npos) << r.out;
+}
+
+TEST(CollectiveCli, BadInputExitsWithStatus2AndSaysWhy) {
+  Result r = kernelsight("collective --kind all_sum --bytes 1MiB");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.out.find("unknown --kind 'all_sum'"), std::string::npos) << r.out;
+  r = kernelsight("collective --bytes 12parsecs");
+  EXPECT_EQ(r.status, 2);
+  r = kernelsight("collective --bytes 1MiB --set nvlink_bandwith=1GB/s");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.out.find("did you mean 'nvlink_bandwidth'"), std::string::npos) << r.out;
+  r = kernelsight("collective --topology torus --bytes 1MiB");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.out.find("registered kinds: dgx_a100"), std::string::npos) << r.out;
+}

@@ -1,0 +1,153 @@
+// A TP group over the fabric: compute on every rank, all-reduces as collectives on the comm
+// stream, and the dependency between them (serialised by default, overlapped when allowed).
+#include <gtest/gtest.h>
+
+#include "hw/gpu/gpu_module.hpp"
+#include "hw/gpu/tp_group.hpp"
+#include "hw/interconnect/fabric_module.hpp"
+#include "hw/interconnect/topology_presets.hpp"
+#include "sc_modules/config/document.hpp"
+#include "sc_modules/sim/sim.hpp"
+#include "sc_modules/tlm/payload_pool.hpp"
+
+using namespace ks;
+
+namespace {
+
+config::Params resolve(const std::string& yaml, const config::Schema& schema) {
+  static std::vector<config::Document> docs;
+  docs.push_back(config::Document::parse(yaml, "test.yaml"));
+  return docs.back().root().resolve(schema);
+}
+
+struct Rig {
+  std::vector<std::unique_ptr<hw::GpuModule>> gpus;
+  std::unique_ptr<hw::FabricModule> fabric;
+  std::unique_ptr<hw::TpGroup> group;
+  explicit Rig(int tp) {
+    const auto& entry = hw::gpu_registry().get("catalog", {}, "gpu");
+    std::vector<hw::GpuModule*> raw;
+    for (int i = 0; i < tp; ++i) {
+      gpus.push_back(entry.make({"gpu" + std::to_string(i), i, resolve("spec: h100_sxm\ntier: roofline\nkernel_overhead: 0us\n", entry.schema)}));
+      raw.push_back(gpus.back().get());
+    }
+    fabric = std::make_unique<hw::FabricModule>("fabric", std::shared_ptr<interconnect::Topology>(
+                                                              interconnect::make_preset("dgx_h100", 1, tp)));
+    group = std::make_unique<hw::TpGroup>("tp", raw);
+    group->fabric_socket.bind(fabric->socket);
+  }
+};
+
+struct Launcher : sc_core::sc_module {
+  proto::GpuInitiatorSocket<Launcher> socket{"socket"};
+  proto::PayloadPool pool, sync_pool;
+  explicit Launcher(const sc_core::sc_module_name& n) : sc_core::sc_module(n) {}
+  proto::KernelLaunch launch(const kernels::Kernel& k, bool overlap = false) {
+    proto::PooledPayload p(pool);
+    auto& ext = proto::PayloadPool::extension<proto::KernelLaunch>(*p);
+    ext.kernel = k;
+    ext.stream = 0;
+    ext.overlap = overlap;
+    sc_core::sc_time d = sc_core::SC_ZERO_TIME;
+    socket->b_transport(*p, d);
+    EXPECT_EQ(p->get_response_status(), tlm::TLM_OK_RESPONSE);
+    return ext;
+  }
+  double synchronize() {
+    proto::PooledPayload p(sync_pool);
+    proto::PayloadPool::extension<proto::Synchronize>(*p).stream = -1;
+    sc_core::sc_time d = sc_core::SC_ZERO_TIME;
+    socket->b_transport(*p, d);
+    return sim::to_seconds(sc_core::sc_time_stamp() + d);
+  }
+};
+
+kernels::Kernel gemm(std::int64_t m) {
+  kernels::Kernel g{};
+  g.op = kernels::OpKind::Gemm;
+  g.name = "gemm";
+  g.dtype = kernels::DType::BF16;
+  g.m = m, g.n = 8192, g.k = 8192;
+  g.flops = 2.0 * m * 8192 * 8192;
+  g.bytes = 0;  // compute-bound by construction
+  return g;
+}
+
+kernels::Kernel all_reduce(double bytes) {
+  kernels::Kernel k{};
+  k.op = kernels::OpKind::AllReduce;
+  k.name = "attn_all_reduce";
+  k.dtype = kernels::DType::BF16;
+  k.bytes = bytes;
+  return k;
+}
+
+// Independently: 2 m 8192^2 FLOP at H100 SXM dense BF16 (989.4 TFLOP/s, the catalog's value).
+double gemm_seconds(std::int64_t m, const hw::GpuModule& gpu) {
+  return 2.0 * m * 8192.0 * 8192.0 / gpu.spec().peak(kernels::DType::BF16);
+}
+// dgx_h100 defaults: 20 us overhead, 6 us and 360 GB/s per transfer; ring over 2 ranks: 2 steps of B/2.
+double ring2_seconds(double bytes) { return 20e-6 + 2 * (6e-6 + bytes / 2 / 360e9); }
+
+}  // namespace
+
+TEST(TpGroup, AllReduceWaitsForComputeAndTheNextKernelWaitsForIt) {
+  sim::Environment env;
+  Rig rig(2);
+  Launcher host("host");
+  host.socket.bind(rig.group->socket);
+  const double B = 64.0 * 1024 * 1024;
+  env.process([&] {
+    host.launch(gemm(4096));
+    const auto ar = host.launch(all_reduce(B));
+    host.launch(gemm(4096));
+    const double t = host.synchronize();
+    const double g = gemm_seconds(4096, *rig.gpus[0]);
+    EXPECT_NEAR(sim::to_seconds(ar.start), g, 1e-9);
+    EXPECT_NEAR(sim::to_seconds(ar.finish) - sim::to_seconds(ar.start), ring2_seconds(B), 1e-9);
+    EXPECT_EQ(ar.cost.bound, kernels::Bound::Communication);
+    EXPECT_NEAR(t, 2 * g + ring2_seconds(B), 1e-9);
+  });
+  env.run();
+  EXPECT_EQ(rig.group->collectives(), 1u);
+  EXPECT_EQ(rig.gpus[1]->kernels_executed(), 2u);  // both ranks ran both GEMMs
+  EXPECT_NEAR(rig.group->exposed_comm_seconds(), ring2_seconds(B), 1e-9);
+}
+
+TEST(TpGroup, IndependentComputeOverlapsTheCommunicationStream) {
+  sim::Environment env;
+  Rig rig(2);
+  Launcher host("host");
+  host.socket.bind(rig.group->socket);
+  const double B = 64.0 * 1024 * 1024;
+  env.process([&] {
+    host.launch(gemm(4096));
+    host.launch(all_reduce(B), /*overlap=*/true);
+    host.launch(gemm(8192));  // does not consume the all-reduce: runs alongside it
+    const double t = host.synchronize();
+    const double g1 = gemm_seconds(4096, *rig.gpus[0]), g2 = gemm_seconds(8192, *rig.gpus[0]);
+    EXPECT_NEAR(t, g1 + std::max(g2, ring2_seconds(B)), 1e-9);
+    EXPECT_LT(t, g1 + g2 + ring2_seconds(B) - 0.5 * ring2_seconds(B));
+  });
+  env.run();
+  EXPECT_DOUBLE_EQ(rig.group->exposed_comm_seconds(), 0.0);
+}
+
+TEST(TpGroup, CollectivesOnTheCommStreamRunInOrder) {
+  // Two all-reduces issued back to back: the second starts when the first finishes (one comm
+  // stream), so it ends at twice the single time; both reach the fabric.
+  sim::Environment env;
+  Rig rig(4);
+  Launcher host("host");
+  host.socket.bind(rig.group->socket);
+  const double B = 256.0 * 1024 * 1024;
+  env.process([&] {
+    const auto a = host.launch(all_reduce(B), true);
+    const auto b = host.launch(all_reduce(B), true);  // comm stream is in order: starts after a
+    const double one = 20e-6 + 6 * (6e-6 + B / 4 / 360e9);
+    EXPECT_NEAR(sim::to_seconds(a.finish), one, 1e-9);
+    EXPECT_NEAR(sim::to_seconds(b.finish), 2 * one, 1e-9);
+  });
+  env.run();
+  EXPECT_EQ(rig.fabric->collectives(), 2u);
+}

@@ -1,0 +1,102 @@
+// Collectives as link transfers, against the α–β closed form and hand-computed times.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+#include <numeric>
+
+#include "hw/interconnect/fabric_model.hpp"
+#include "hw/interconnect/topology_presets.hpp"
+
+using namespace ks::interconnect;
+
+namespace {
+std::vector<int> first_n(int n) {
+  std::vector<int> g(static_cast<std::size_t>(n));
+  std::iota(g.begin(), g.end(), 0);
+  return g;
+}
+}  // namespace
+
+TEST(CollectiveSchedule, StepCountsAndChunkSizesFollowTheAlgorithms) {
+  const double B = 1 << 20;
+  auto ring = collective_schedule(CollectiveKind::AllReduce, CollectiveAlgorithm::Ring, first_n(4), B);
+  ASSERT_EQ(ring.size(), 6u);  // 2(n-1)
+  for (const auto& step : ring) {
+    ASSERT_EQ(step.size(), 4u);
+    for (const auto& t : step) {
+      EXPECT_EQ(t.dst, (t.src + 1) % 4);
+      EXPECT_DOUBLE_EQ(t.bytes, B / 4);
+    }
+  }
+  EXPECT_EQ(collective_schedule(CollectiveKind::AllGather, CollectiveAlgorithm::Ring, first_n(8), B).size(), 7u);
+  EXPECT_EQ(collective_schedule(CollectiveKind::ReduceScatter, CollectiveAlgorithm::Ring, first_n(8), B).size(), 7u);
+  auto tree = collective_schedule(CollectiveKind::AllReduce, CollectiveAlgorithm::Tree, first_n(8), B);
+  ASSERT_EQ(tree.size(), 6u);  // 2 log2(8)
+  EXPECT_EQ(tree[0].size(), 4u);
+  EXPECT_EQ(tree[2].size(), 1u);
+  EXPECT_EQ(tree[2][0].src, 4);
+  EXPECT_EQ(tree[2][0].dst, 0);
+  // All-to-all: every ordered pair exactly once, bytes/n each.
+  std::map<std::pair<int, int>, int> pairs;
+  for (const auto& step : collective_schedule(CollectiveKind::AllToAll, CollectiveAlgorithm::Auto, first_n(4), B))
+    for (const auto& t : step) {
+      ++pairs[{t.src, t.dst}];
+      EXPECT_DOUBLE_EQ(t.bytes, B / 4);
+    }
+  EXPECT_EQ(pairs.size(), 12u);
+  EXPECT_THROW(collective_schedule(CollectiveKind::SendRecv, CollectiveAlgorithm::Auto, first_n(3), B),
+               std::invalid_argument);
+  EXPECT_THROW(collective_schedule(CollectiveKind::AllReduce, CollectiveAlgorithm::Ring, {1, 1}, B),
+               std::invalid_argument);
+}
+
+TEST(CollectiveTiming, RingAllReduceOnAnIdleDgxMatchesTheHandComputedTime) {
+  auto t = make_preset("dgx_a100");
+  const double B = 64.0 * 1024 * 1024;
+  // 20 us overhead + 14 steps x (7 us + 8 MiB / 230 GB/s).
+  const double expected = 20e-6 + 14 * (7e-6 + (B / 8) / 230e9);
+  EXPECT_NEAR(idle_collective_time(*t, CollectiveKind::AllReduce, CollectiveAlgorithm::Ring, first_n(8), B),
+              expected, 1e-12);
+}
+
+TEST(CollectiveTiming, LinkTransfersAgreeWithTheAlphaBetaFormOnAnIdleFabric) {
+  for (const std::string preset : {"dgx_a100", "dgx_h100", "hgx_b200"}) {
+    auto t = make_preset(preset);
+    const double alpha = t->path_latency(0, 1), beta = t->path_bandwidth(0, 1);
+    for (CollectiveKind kind : {CollectiveKind::AllReduce, CollectiveKind::AllGather, CollectiveKind::ReduceScatter,
+                                CollectiveKind::AllToAll}) {
+      for (int n : {2, 4, 8}) {
+        for (double bytes : {4096.0, 1048576.0, 268435456.0}) {
+          for (CollectiveAlgorithm algo : {CollectiveAlgorithm::Ring, CollectiveAlgorithm::Tree}) {
+            if (algo == CollectiveAlgorithm::Tree && kind != CollectiveKind::AllReduce) continue;
+            const double sim = idle_collective_time(*t, kind, algo, first_n(n), bytes);
+            const double closed = alpha_beta_time(kind, algo, n, bytes, alpha, beta, t->collective_overhead());
+            EXPECT_NEAR(sim, closed, 1e-9 * closed)
+                << preset << " " << collective_kind_name(kind) << " " << algorithm_name(algo) << " n=" << n
+                << " bytes=" << bytes;
+          }
+        }
+      }
+    }
+    const double p2p = idle_collective_time(*t, CollectiveKind::SendRecv, CollectiveAlgorithm::Auto, {0, 5}, 1e6);
+    EXPECT_NEAR(p2p, t->collective_overhead() + alpha + 1e6 / beta, 1e-15);
+  }
+}
+
+TEST(CollectiveTiming, TwoNodeRingIsBoundByInfiniBandAndConcurrentCollectivesContend) {
+  auto t = std::shared_ptr<Topology>(make_preset("dgx_a100", 2));
+  const double B = 256.0 * 1024 * 1024;
+  const double two_node = idle_collective_time(*t, CollectiveKind::AllReduce, CollectiveAlgorithm::Ring, first_n(16), B);
+  // The ring crosses IB twice; each of those links carries 2(n-1) chunks of B/n at 22 GB/s.
+  const double ib_floor = 2.0 * 15 * (B / 16) / 22e9;
+  EXPECT_GT(two_node, ib_floor);
+  EXPECT_LT(two_node, 1.25 * ib_floor);
+
+  // Two 8-GPU all-reduces on the same GPUs at once: each link carries twice the traffic.
+  FabricModel fabric(t);
+  const double alone = idle_collective_time(*t, CollectiveKind::AllReduce, CollectiveAlgorithm::Ring, first_n(8), B);
+  fabric.collective(CollectiveKind::AllReduce, CollectiveAlgorithm::Ring, first_n(8), B, 0);
+  const double both = fabric.collective(CollectiveKind::AllReduce, CollectiveAlgorithm::Ring, first_n(8), B, 0).finish;
+  EXPECT_NEAR(both / alone, 2.0, 0.05);
+}

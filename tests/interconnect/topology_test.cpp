@@ -1,0 +1,75 @@
+// Topology presets: which links a transfer crosses, and link-level contention.
+#include <gtest/gtest.h>
+
+#include "hw/interconnect/fabric_model.hpp"
+#include "hw/interconnect/topology_presets.hpp"
+#include "sc_modules/config/document.hpp"
+
+using namespace ks;
+using namespace ks::interconnect;
+
+namespace {
+
+std::vector<LinkType> route_types(const Topology& t, int src, int dst) {
+  std::vector<LinkType> types;
+  for (int l : t.route(src, dst)) types.push_back(t.links()[static_cast<std::size_t>(l)].type);
+  return types;
+}
+
+std::unique_ptr<Topology> from_yaml(const std::string& yaml) {
+  auto doc = config::Document::parse(yaml, "topo.yaml");
+  const auto sec = doc.root();
+  const auto& entry = topology_registry().get(sec.kind(), sec.mark("kind"), "kind");
+  return entry.make(sec.resolve(entry.schema));
+}
+
+}  // namespace
+
+TEST(Topology, NvSwitchRoutesThroughTheSwitchAndInfiniBandAcrossNodes) {
+  auto t = make_preset("dgx_a100", 2);
+  EXPECT_EQ(t->num_gpus(), 16);
+  EXPECT_EQ(route_types(*t, 0, 7), (std::vector<LinkType>{LinkType::NVLink, LinkType::NVLink}));
+  EXPECT_EQ(route_types(*t, 3, 12),
+            (std::vector<LinkType>{LinkType::PCIe, LinkType::InfiniBand, LinkType::InfiniBand, LinkType::PCIe}));
+  // Bottleneck across nodes is the HDR NIC default (22 GB/s effective), latency two IB hops.
+  EXPECT_DOUBLE_EQ(t->path_bandwidth(3, 12), 22e9);
+  EXPECT_DOUBLE_EQ(t->path_latency(3, 12), 2 * 10e-6);
+  EXPECT_DOUBLE_EQ(t->path_latency(0, 7), 7e-6);
+}
+
+TEST(Topology, PairwiseNvlinkUsesTheBridgeWithinAPairAndPcieAcross) {
+  auto t = make_preset("pcie_pairwise_nvlink");
+  EXPECT_EQ(route_types(*t, 0, 1), (std::vector<LinkType>{LinkType::NVLink}));
+  EXPECT_EQ(route_types(*t, 1, 2), std::vector<LinkType>(4, LinkType::PCIe));
+  EXPECT_DOUBLE_EQ(t->path_latency(1, 2), 10e-6);  // the preset's pcie_latency, whole path
+}
+
+TEST(Topology, YamlOverridesLinkParametersAndRejectsBadValues) {
+  auto t = from_yaml("kind: dgx_h100\nnvlink_bandwidth: 100GB/s\nnvlink_latency: 1us\ngpus_per_node: 4\n");
+  EXPECT_EQ(t->num_gpus(), 4);
+  EXPECT_DOUBLE_EQ(t->path_bandwidth(0, 3), 100e9);
+  EXPECT_DOUBLE_EQ(t->path_latency(0, 3), 1e-6);
+  EXPECT_THROW(from_yaml("kind: dgx_h100\nnvlink_bandwidth: 100GB\n"), config::ConfigError);
+  EXPECT_THROW(from_yaml("kind: pcie_pairwise_nvlink\ngpus_per_node: 3\n"), config::ConfigError);
+  EXPECT_THROW(from_yaml("kind: dgx_z100\n"), config::ConfigError);
+  EXPECT_THROW(t->route(0, 4), std::invalid_argument);
+}
+
+TEST(LinkContention, TwoTransfersOnOneLinkTakeTwiceAsLongAsOne) {
+  auto topo = std::shared_ptr<Topology>(make_preset("dgx_h100"));
+  const double bytes = 1024.0 * 1024 * 1024;  // 1 GiB
+  FabricModel alone(topo);
+  const double one = alone.transfer(0, 1, bytes, 0).finish;
+  // Independently: 6 us + 1 GiB / 360 GB/s.
+  EXPECT_NEAR(one, 6e-6 + bytes / 360e9, 1e-12);
+
+  FabricModel shared(topo);
+  shared.transfer(0, 1, bytes, 0);
+  const double second = shared.transfer(0, 2, bytes, 0).finish;  // shares gpu0's uplink
+  EXPECT_NEAR(second / one, 2.0, 0.01);
+
+  FabricModel disjoint(topo);
+  disjoint.transfer(0, 1, bytes, 0);
+  EXPECT_NEAR(disjoint.transfer(2, 3, bytes, 0).finish, one, 1e-12);  // other GPUs' links: no queueing
+  EXPECT_EQ(shared.links()[static_cast<std::size_t>(topo->route(0, 1)[0])].transfers(), 2u);
+}
