@@ -5,7 +5,8 @@ Runs kernelsight on scenarios/validation/*.yaml with per-row overrides taken fro
 (model, lengths, rate, batch size, engine) -- nothing is tuned per row -- and prints each row's
 measured and predicted values, their relative error, and the median absolute error per metric.
 
-usage: scenarios/validation/validate.py [--cli build/app/kernelsight] [--out results/validation]
+usage: scenarios/validation/validate.py [--tier target|cross-gen|roofline] [--cli build/app/kernelsight]
+                                       [--out results/validation]
 """
 import argparse, csv, json, os, statistics, subprocess, sys
 
@@ -14,8 +15,9 @@ MODELS = {"Llama-3.1-8B": "llama-3.1-8b", "Llama-3.1-8B-Instruct": "llama-3.1-8b
           "Llama-2-7B": "llama-2-7b", "Mistral-7B": "mistral-7b"}
 
 
-def run(cli, scenario, sets, out):
-    cmd = [cli, "run", os.path.join(ROOT, "scenarios/validation", scenario), "-q", "--out", out]
+def run(cli, scenario, sets, out, tier):
+    cmd = [cli, "run", os.path.join(ROOT, "scenarios/validation", scenario), "-q", "--out", out,
+           "--set", f"hardware.gpu.tier={tier}"]
     for s in sets:
         cmd += ["--set", s]
     done = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
@@ -29,6 +31,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--cli", default=os.path.join(ROOT, "build/app/kernelsight"))
     ap.add_argument("--out", default=os.path.join(ROOT, "results/validation"))
+    ap.add_argument("--tier", default="target", choices=["target", "cross-gen", "roofline"],
+                    help="kernel model tier of the A100 (target: calibrated on the shipped A100 sweep)")
     args = ap.parse_args()
     rows = []  # (label, metric, measured, predicted)
 
@@ -49,7 +53,7 @@ def main():
                 sets += [f"engine.max_num_batched_tokens={isl + osl}"]
             label = f"TRT-LLM {r['trtllm_version'].split()[0]} {r['model']} {isl}/{osl}" + (f" bs{batch}" if static else "")
             try:
-                s = run(args.cli, "a100_max_throughput.yaml", sets, os.path.join(args.out, f"trtllm_{i}"))
+                s = run(args.cli, "a100_max_throughput.yaml", sets, os.path.join(args.out, f"trtllm_{i}"), args.tier)
             except RuntimeError as e:
                 print(f"skipped {label}: {e}", file=sys.stderr)
                 continue
@@ -63,7 +67,7 @@ def main():
             sets = [f"profile={profile}", f"workload.num_requests={r['num_prompts']}"]
             sets += ["workload.arrival=constant", "workload.rate=1000000/s"] if offline else \
                     [f"workload.rate={rate.split('=')[1].split()[0]}/s"]
-            s = run(args.cli, "a100_sharegpt_serving.yaml", sets, os.path.join(args.out, f"serving_{i}"))
+            s = run(args.cli, "a100_sharegpt_serving.yaml", sets, os.path.join(args.out, f"serving_{i}"), args.tier)
             label = f"{r['engine'].split(' (')[0]} {rate}"
             if offline:
                 rows.append((label, "throughput", float(r["throughput_tok_s"]), s["output_throughput"]))
@@ -80,7 +84,7 @@ def main():
     print()
     for metric, errs in errors.items():
         print(f"median absolute error, {metric:<15}: {statistics.median(errs):6.1%} over {len(errs)} rows")
-    print("kernel tier: roofline (the learned-efficiency tier is not available yet)")
+    print(f"kernel tier: {args.tier}")
 
 
 if __name__ == "__main__":
