@@ -138,17 +138,28 @@ void BoostedTrees::fit(const std::vector<double>& rows, std::size_t dims, const 
       pred[i] += tr[static_cast<std::size_t>(k)].value;
     }
   }
+  flatten();
+}
+
+void BoostedTrees::flatten() {
+  flat_.clear();
+  roots_.clear();
+  for (const auto& tree : trees_) {
+    const auto offset = static_cast<std::int32_t>(flat_.size());
+    roots_.push_back(offset);
+    for (const Node& n : tree) {
+      flat_.push_back({n.feature, n.feature >= 0 ? offset + n.left : -1, n.feature >= 0 ? n.threshold : n.value});
+    }
+  }
 }
 
 double BoostedTrees::predict(const double* x) const {
   double y = base_;
-  for (const auto& tree : trees_) {
-    int k = 0;
-    while (tree[static_cast<std::size_t>(k)].feature >= 0) {
-      const Node& nd = tree[static_cast<std::size_t>(k)];
-      k = x[nd.feature] <= nd.threshold ? nd.left : nd.right;
-    }
-    y += tree[static_cast<std::size_t>(k)].value;
+  const FlatNode* nodes = flat_.data();
+  for (const std::int32_t root : roots_) {
+    const FlatNode* n = nodes + root;
+    while (n->feature >= 0) n = nodes + n->left + (x[n->feature] <= n->threshold ? 0 : 1);
+    y += n->threshold;
   }
   return y;
 }
@@ -183,12 +194,13 @@ BoostedTrees BoostedTrees::parse(const YAML::Node& node) {
       tree[i].value = flat[5 * i + 4];
       const int nn = static_cast<int>(tree.size());
       if (tree[i].feature >= static_cast<int>(bt.dims_) ||
-          (tree[i].feature >= 0 && (tree[i].left <= static_cast<int>(i) || tree[i].right <= static_cast<int>(i) ||
-                                    tree[i].left >= nn || tree[i].right >= nn)))
+          (tree[i].feature >= 0 && (tree[i].left <= static_cast<int>(i) || tree[i].right != tree[i].left + 1 ||
+                                    tree[i].right >= nn)))
         throw std::runtime_error("malformed tree node");
     }
     bt.trees_.push_back(std::move(tree));
   }
+  bt.flatten();
   return bt;
 }
 

@@ -5,6 +5,7 @@
 // hundred comparisons, so pricing stays above a million kernels per second. A library
 // (xgboost) would train the same trees but cannot predict one row at this cost.
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -16,9 +17,9 @@ class Emitter;
 namespace ks::kernels {
 
 struct BoostOptions {
-  int trees = 120;
-  int max_depth = 6;
-  double learning_rate = 0.25;
+  int trees = 80;
+  int max_depth = 5;
+  double learning_rate = 0.35;
   double min_leaf_weight = 10.0;  // sum of sample weights a leaf needs
   double l2 = 1.0;                // ridge on leaf values
   int bins = 255;  // at most 255: bin indices are bytes
@@ -43,9 +44,20 @@ class BoostedTrees {
     int left = -1, right = -1;
     double value = 0;
   };
+  // All trees in one contiguous array for prediction (children are stored next to each other,
+  // so a node needs only its left child's index).
+  struct FlatNode {
+    std::int32_t feature;  // -1: leaf
+    std::int32_t left;     // absolute index; right = left + 1
+    double threshold;      // leaf: the value
+  };
+  void flatten();
+
   std::size_t dims_ = 0;
   double base_ = 0;
   std::vector<std::vector<Node>> trees_;
+  std::vector<FlatNode> flat_;
+  std::vector<std::int32_t> roots_;
 };
 
 }  // namespace ks::kernels
