@@ -83,7 +83,7 @@ KernelFeatures kernel_features(const Kernel& k, const GpuSpec& gpu, double other
   switch (f.cls) {
     case KernelClass::Gemm: {
       const double lm = l2(m * static_cast<double>(k.batch));
-      set(f.xc, f.nc, {1.0, lm, lm * lm, l2(n), l2(kk), other_source});
+      set(f.xc, f.nc, {1.0, lm, l2(n), l2(kk), other_source});
       set(f.xm, f.nm, {1.0, lm, l2(n * kk) / 2.0, other_source});
       break;
     }
