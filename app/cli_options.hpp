@@ -7,6 +7,8 @@
 #include <boost/program_options.hpp>
 
 #include "app/commands.hpp"
+#include "kernels/csv.hpp"
+#include "sc_modules/config/error.hpp"
 
 namespace ks::app {
 
@@ -34,6 +36,27 @@ inline int parse_options(const std::string& command, const std::vector<std::stri
     return kExitBadInput;
   }
   return -1;
+}
+
+// Runs a command body and maps what it throws to an exit status with one "error: ..." line:
+// bad input (scenario, CSV, invalid arguments) is 2, anything else 1.
+template <class Body>
+int run_reporting_errors(Body&& body) {
+  try {
+    return body();
+  } catch (const config::ConfigError& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return kExitBadInput;
+  } catch (const kernels::CsvError& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return kExitBadInput;
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return kExitBadInput;
+  } catch (const std::exception& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return kExitFailure;
+  }
 }
 
 }  // namespace ks::app

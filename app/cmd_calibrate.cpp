@@ -34,16 +34,13 @@ int cmd_calibrate(const std::vector<std::string>& args) {
   po::variables_map vm;
   if (int rc = parse_options("calibrate", args, opts, vm); rc >= 0) return rc;
   if (cross_gen) {
-    try {
+    return run_reporting_errors([&] {
       kernels::EfficiencyModel model = kernels::fit_cross_gen(kernels::load_sweeps(sweeps_dir), in.gpu);
       if (in.gpu.empty()) model.description = "cross-gen: fitted on every shipped sweep";
       util::write_file_atomically(out, model.to_yaml());
       std::cerr << "wrote " << out << "\n";
       return kExitOk;
-    } catch (const std::exception& e) {
-      std::cerr << "error: " << e.what() << "\n";
-      return kExitBadInput;
-    }
+    });
   }
   if (in.gpu.empty()) {
     std::cerr << "kernelsight calibrate: --gpu is required (the GPU the measurements are of)\n";
@@ -54,7 +51,7 @@ int cmd_calibrate(const std::vector<std::string>& args) {
     return kExitBadInput;
   }
   in.only_models = split_models(models);
-  try {
+  return run_reporting_errors([&] {
     const auto rows = load_measurements(in);
     const auto prior = kernels::fit_cross_gen(kernels::load_sweeps(sweeps_dir), in.gpu);
     kernels::EfficiencyModel model = kernels::fit_target(rows, prior);
@@ -63,16 +60,7 @@ int cmd_calibrate(const std::vector<std::string>& args) {
     util::write_file_atomically(out, model.to_yaml());
     std::cerr << "calibrated on " << rows.size() << " measurements; wrote " << out << "\n";
     return kExitOk;
-  } catch (const kernels::CsvError& e) {
-    std::cerr << "error: " << e.what() << "\n";
-    return kExitBadInput;
-  } catch (const std::invalid_argument& e) {
-    std::cerr << "error: " << e.what() << "\n";
-    return kExitBadInput;
-  } catch (const std::exception& e) {
-    std::cerr << "error: " << e.what() << "\n";
-    return kExitFailure;
-  }
+  });
 }
 
 }  // namespace ks::app

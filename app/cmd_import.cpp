@@ -31,18 +31,12 @@ int cmd_import(const std::vector<std::string>& args) {
     std::cerr << "kernelsight import: --vidur needs --gpu (the GPU it was measured on)\n";
     return kExitBadInput;
   }
-  try {
+  return run_reporting_errors([&] {
     const auto rows = vidur.empty() ? kernels::import_gemm_table(table) : kernels::import_vidur(vidur, gpu);
     util::write_file_atomically(out, kernels::format_sweep(rows));
     std::cerr << "wrote " << rows.size() << " measurements to " << out << "\n";
     return kExitOk;
-  } catch (const kernels::CsvError& e) {
-    std::cerr << "error: " << e.what() << "\n";
-    return kExitBadInput;
-  } catch (const std::exception& e) {
-    std::cerr << "error: " << e.what() << "\n";
-    return kExitFailure;
-  }
+  });
 }
 
 }  // namespace ks::app

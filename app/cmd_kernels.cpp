@@ -38,10 +38,16 @@ int cmd_kernels(const std::vector<std::string>& args) {
     std::cerr << "kernelsight kernels: unknown GPU '" << gpu_name << "' (see kernelsight list)\n";
     return kExitBadInput;
   }
-  try {
+  return run_reporting_errors([&] {
     const kernels::CsvTable table = kernels::CsvTable::read_file(in);
     std::shared_ptr<const kernels::EfficiencyModel> model;
-    if (*tier != kernels::Tier::Roofline) model = kernels::tier_model(*tier, gpu_name, calibration);
+    if (*tier != kernels::Tier::Roofline) {
+      try {
+        model = kernels::tier_model(*tier, gpu_name, calibration);
+      } catch (const std::runtime_error& e) {
+        throw std::invalid_argument(e.what());  // a missing or malformed calibration is bad input
+      }
+    }
     const kernels::KernelCostModel costs(*tier, *gpu, model, kernels::kRooflineLaunchSeconds);
 
     std::string csv;
@@ -61,13 +67,7 @@ int cmd_kernels(const std::vector<std::string>& args) {
     std::cerr << "predicted " << table.rows() << " kernels on " << gpu_name << " (" << tier_text << "); wrote " << out
               << "\n";
     return kExitOk;
-  } catch (const kernels::CsvError& e) {
-    std::cerr << "error: " << e.what() << "\n";
-    return kExitBadInput;
-  } catch (const std::exception& e) {
-    std::cerr << "error: " << e.what() << "\n";
-    return kExitBadInput;
-  }
+  });
 }
 
 }  // namespace ks::app

@@ -49,7 +49,7 @@ int cmd_validate(const std::vector<std::string>& args) {
     return kExitBadInput;
   }
   in.exclude_models = split_models(exclude);
-  try {
+  return run_reporting_errors([&] {
     const auto rows = load_measurements(in);
     kernels::EfficiencyModel model;
     if (!calibration.empty())
@@ -80,16 +80,7 @@ int cmd_validate(const std::vector<std::string>& args) {
       util::write_file_atomically(rows_out, csv);
     }
     return kExitOk;
-  } catch (const kernels::CsvError& e) {
-    std::cerr << "error: " << e.what() << "\n";
-    return kExitBadInput;
-  } catch (const std::invalid_argument& e) {
-    std::cerr << "error: " << e.what() << "\n";
-    return kExitBadInput;
-  } catch (const std::exception& e) {
-    std::cerr << "error: " << e.what() << "\n";
-    return kExitFailure;
-  }
+  });
 }
 
 }  // namespace ks::app
