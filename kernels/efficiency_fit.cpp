@@ -136,7 +136,8 @@ EfficiencyModel fit_efficiency(const std::vector<Measurement>& rows, const FitOp
     if (m.kernel.flops > 0 && !gpu->supports(m.kernel.dtype)) continue;
     gpus.insert(m.gpu);
     const auto c = static_cast<std::size_t>(cls);
-    by_class[c].push_back({kernel_features(m.kernel, *gpu, other_source_flag(m.source)), std::log(m.seconds), 1.0});
+    const double source = options.rows_are_engine_source ? 0.0 : other_source_flag(m.source);
+    by_class[c].push_back({kernel_features(m.kernel, *gpu, source), std::log(m.seconds), 1.0});
     keys.push_back({c, {m.gpu, m.source}});
     group_count[{m.gpu, m.source}][c] += 1.0;
   }

@@ -16,6 +16,9 @@ struct FitOptions {
   const EfficiencyModel* prior = nullptr;
   std::size_t min_rows = 8;         // classes with fewer rows keep the prior's parameters
   bool residual_trees = false;      // also learn a boosted-tree residual per class
+  // Treat every row as the serving engine's own kernels (source flag 0): the target tier's sweep
+  // defines the kernels being simulated, whatever measured it.
+  bool rows_are_engine_source = false;
   // Elementwise classes fit only a constant memory efficiency and a latency floor. Their
   // size-dependent behaviour does not carry from one GPU to another (measured: leaving one GPU
   // out, the full model is worse than the roofline), so the cross-gen tier keeps them simple.

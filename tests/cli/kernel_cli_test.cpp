@@ -1,0 +1,117 @@
+// The kernel-model commands as a user runs them: kernels, import, calibrate, validate.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Result {
+  int status;
+  std::string out;
+};
+
+Result kernelsight(const std::string& args) {
+  FILE* pipe = popen((std::string(KS_CLI) + " " + args + " 2>&1").c_str(), "r");
+  std::string out;
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) out.append(buf.data(), n);
+  const int raw = pclose(pipe);
+  return {WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, out};
+}
+
+std::string read(const fs::path& p) {
+  std::stringstream ss;
+  ss << std::ifstream(p).rdbuf();
+  return ss.str();
+}
+
+struct TempDir {
+  fs::path path = fs::temp_directory_path() / ("ks_kernel_cli_" + std::to_string(::getpid()));
+  TempDir() { fs::create_directories(path); }
+  ~TempDir() { fs::remove_all(path); }
+};
+
+}  // namespace
+
+TEST(KernelsCli, RooflineTierPredictsTheRooflineOfEachRow) {
+  TempDir t;
+  std::ofstream(t.path / "k.csv") << "op,dtype,m,n,k\ngemm,bf16,4096,4096,4096\ngemm,bf16,1,8192,8192\n";
+  const Result r = kernelsight("kernels --gpu h100_sxm --tier roofline --in " + (t.path / "k.csv").string() +
+                               " --out " + (t.path / "p.csv").string());
+  ASSERT_EQ(r.status, 0) << r.out;
+  std::istringstream csv(read(t.path / "p.csv"));
+  std::string header, row1, row2;
+  std::getline(csv, header);
+  std::getline(csv, row1);
+  std::getline(csv, row2);
+  EXPECT_EQ(header, "op,dtype,m,n,k,predicted_us,roofline_us,bound,efficiency");
+  // 2 * 4096^3 FLOP at 989.4 dense BF16 TFLOP/s, plus the 2 us launch latency.
+  const double want1 = 2.0 * 4096.0 * 4096.0 * 4096.0 / 989.4e12 * 1e6 + 2.0;
+  EXPECT_NEAR(std::stod(row1.substr(row1.find("4096,4096,4096,") + 15)), want1, 0.01);
+  EXPECT_NE(row1.find(",compute,"), std::string::npos) << row1;
+  // M = 1: reading 8192 x 8192 bf16 weights at 3.35 TB/s dominates.
+  const double want2 = (8192.0 * 8192.0 * 2 + (8192.0 + 8192.0) * 2) / 3.35e12 * 1e6 + 2.0;
+  EXPECT_NEAR(std::stod(row2.substr(row2.find("8192,8192,") + 10)), want2, 0.01);
+  EXPECT_NE(row2.find(",memory,"), std::string::npos) << row2;
+}
+
+TEST(KernelsCli, BadRowsAndMissingCalibrationsExitTwo) {
+  TempDir t;
+  std::ofstream(t.path / "bad.csv") << "op,dtype,m,n,k\ngemm,bf16,1,1,1\nconv,bf16,1,1,1\n";
+  Result r = kernelsight("kernels --gpu h100_sxm --tier roofline --in " + (t.path / "bad.csv").string() +
+                         " --out " + (t.path / "p.csv").string());
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.out.find("bad.csv:3: column 'op'"), std::string::npos) << r.out;
+  std::ofstream(t.path / "ok.csv") << "op,dtype,m,n,k\ngemm,bf16,1,1,1\n";
+  r = kernelsight("kernels --gpu h100_sxm --tier target --in " + (t.path / "ok.csv").string() + " --out " +
+                  (t.path / "p.csv").string());
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.out.find("no target-tier calibration"), std::string::npos) << r.out;
+  EXPECT_EQ(kernelsight("kernels --gpu tpu_v9 --in x --out y").status, 2);
+  EXPECT_EQ(kernelsight("validate --gpu a40 --tier best --sweep x").status, 2);
+}
+
+// import -> calibrate -> validate on a small GEMM table: the calibrated target tier must beat the
+// roofline on the GPU it was calibrated for.
+TEST(KernelsCli, ImportCalibrateValidateRoundTrip) {
+  TempDir t;
+  {
+    std::ofstream table(t.path / "gemm.csv");
+    table << "gpu,b,m,n,k,dtype,tflops,time_us\n";
+    // A "B200" whose GEMMs run at 60% of the dense BF16 peak plus 5 us.
+    for (int m : {256, 512, 1024, 2048, 4096})
+      for (int n : {1024, 4096})
+        for (int k : {1024, 4096}) {
+          const double us = 2.0 * m * n * k / (0.6 * 2250e12) * 1e6 + 5.0;
+          table << "B200 (sm_100),1," << m << "," << n << "," << k << ",bf16xbf16->bf16,0," << us << "\n";
+        }
+  }
+  const std::string sweep = (t.path / "sweep.csv").string();
+  Result r = kernelsight("import --gemm-table " + (t.path / "gemm.csv").string() + " -o " + sweep);
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(read(sweep).find("b200,xla-bf16,,bf16xbf16->bf16,gemm,bf16,256,1024,1024,1"), std::string::npos);
+
+  const std::string cal = (t.path / "cal.yaml").string();
+  r = kernelsight("calibrate --gpu b200 --sweep " + sweep + " -o " + cal);
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(read(cal).find("kernel_efficiency_model"), std::string::npos);
+
+  r = kernelsight("validate --gpu b200 --tier target --calibration " + cal + " --sweep " + sweep);
+  ASSERT_EQ(r.status, 0) << r.out;
+  const auto line = r.out.substr(r.out.find("kernel MAPE: tier target "));
+  double tier = 0, roof = 0;
+  ASSERT_EQ(std::sscanf(line.c_str(), "kernel MAPE: tier target %lf%% roofline %lf%%", &tier, &roof), 2) << line;
+  EXPECT_LT(tier, 5.0);
+  EXPECT_GT(roof, 20.0);  // the roofline misses the 60% efficiency entirely
+}
