@@ -1,8 +1,9 @@
 #pragma once
 // Host CPU time per engine step as a function of the batch (sequences) and the TP degree, fitted by
 // least squares to measured per-step CPU overheads (data/cpu_overheads/, Vidur's profiles of a
-// vLLM-derived engine). Each host phase is linear in the batch: t = a + b·sequences + (c + d·sequences)·f(TP). Pure C++ (no
-// SystemC) so the fit, the leave-one-model-out check and the `fitted` host kind share it.
+// vLLM-derived engine). Each host phase is linear in the batch:
+//   t = a + b·sequences + (c + d·sequences)·f(TP).
+// Pure C++ (no SystemC) so the fit, the leave-one-model-out check and the `fitted` host kind share it.
 #include <array>
 #include <cstdint>
 #include <string>
