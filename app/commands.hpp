@@ -19,5 +19,6 @@ int cmd_validate(const std::vector<std::string>& args);
 int cmd_kernels(const std::vector<std::string>& args);
 int cmd_collective(const std::vector<std::string>& args);
 int cmd_validate_collectives(const std::vector<std::string>& args);
+int cmd_fit_host(const std::vector<std::string>& args);
 
 }  // namespace ks::app

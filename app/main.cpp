@@ -22,7 +22,8 @@ void print_usage(std::ostream& out) {
          "  validate --gpu G --tier T (--vidur DIR|--sweep S)    per-kernel error of a tier vs roofline\n"
          "  kernels --gpu G --tier T --in K.csv --out P.csv      predict kernel times\n"
          "  collective --topology T --kind K --gpus N --bytes B  predicted time of one collective\n"
-         "  validate-collectives [--out FILE.md]                 measured vs predicted collectives\n\n"
+         "  validate-collectives [--out FILE.md]                 measured vs predicted collectives\n"
+         "  fit-host [--measurements a100|a40|F.csv]...          fit host CPU overheads, leave-one-model-out error\n\n"
          "`kernelsight <command> --help` describes each command.\n";
 }
 
@@ -50,6 +51,7 @@ int sc_main(int argc, char* argv[]) {
   if (command == "kernels") return ks::app::cmd_kernels(args);
   if (command == "collective") return ks::app::cmd_collective(args);
   if (command == "validate-collectives") return ks::app::cmd_validate_collectives(args);
+  if (command == "fit-host") return ks::app::cmd_fit_host(args);
   std::cerr << "kernelsight: unknown command '" << command << "'\n\n";
   print_usage(std::cerr);
   return ks::app::kExitBadInput;

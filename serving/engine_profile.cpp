@@ -5,19 +5,22 @@
 
 namespace ks::serving {
 
-// Rough per-engine figures, not fitted to any measurement: vLLM's Python engine pays more CPU
-// time per step than SGLang (whose overlap scheduler hides most of it) and TensorRT-LLM's C++
-// runtime; CUDA graphs / fused kernels make per-kernel launch cost smaller in the latter two.
-// Override any of them in the scenario.
+// vLLM's host is the `fitted` kind: CPU phases fitted to measured overheads of a vLLM-derived
+// engine (docs/hardware.md), with CUDA graphs for decode as vLLM captures them (up to batch 512).
+// The other two are rough figures, not fitted to any measurement: SGLang's overlap scheduler hides
+// most CPU time per step, TensorRT-LLM has a C++ runtime; CUDA graphs / fused kernels make
+// per-kernel launch cost smaller. Override any of them in the scenario.
 const std::vector<EngineProfile>& engine_profiles() {
   static const std::vector<EngineProfile> profiles{
       {"vllm", "vLLM v1: chunked prefill, 8192-token budget, Python engine overheads",
        {{"engine.kind", "vllm_v1"},
         {"engine.max_num_seqs", "256"},
         {"engine.max_num_batched_tokens", "8192"},
-        {"hardware.host.prepare_overhead", "500us"},
-        {"hardware.host.finish_overhead", "500us"},
-        {"hardware.host.launch_overhead", "4us"}}},
+        {"hardware.host.kind", "fitted"},
+        {"hardware.host.measurements", "a100"},
+        {"hardware.host.launch_overhead", "4us"},
+        {"hardware.host.cuda_graphs", "true"},
+        {"hardware.host.cuda_graph_max_batch_size", "512"}}},
       {"sglang", "SGLang: chunked prefill (8192), overlap scheduling hides most CPU time per step",
        {{"engine.kind", "vllm_v1"},
         {"engine.max_num_seqs", "256"},
@@ -57,16 +60,24 @@ void apply_engine_profile(config::Document& scenario) {
     return sub.has("kind") ? sub.kind() : std::string();
   };
   const std::string engine_kind = kind_of("engine", "");
-  const std::string host_kind = kind_of("hardware", "host");
-  std::string profile_engine_kind;
-  for (const auto& [key, value] : profile->defaults)
+  std::string host_kind = kind_of("hardware", "host");
+  std::string profile_engine_kind, profile_host_kind = "fixed_overhead";
+  for (const auto& [key, value] : profile->defaults) {
     if (key == "engine.kind") profile_engine_kind = value;
+    if (key == "hardware.host.kind") profile_host_kind = value;
+  }
+  // A host section with keys but no kind tunes the default kind (fixed_overhead); only a scenario
+  // silent about its host gets the profile's host kind.
+  if (host_kind.empty()) {
+    const bool host_tuned = !root.section("hardware", false).section("host", false).keys().empty();
+    host_kind = host_tuned ? "fixed_overhead" : profile_host_kind;
+  }
 
   for (const auto& [key, value] : profile->defaults) {
     const std::size_t dot = key.rfind('.');
     const std::string section = key.substr(0, dot), leaf = key.substr(dot + 1);
     if (section == "engine" && !engine_kind.empty() && engine_kind != profile_engine_kind) continue;
-    if (section == "hardware.host" && !host_kind.empty() && host_kind != "fixed_overhead") continue;
+    if (section == "hardware.host" && host_kind != profile_host_kind) continue;
     bool present = false;
     if (section == "engine") present = root.section("engine", false).has(leaf);
     else present = root.section("hardware", false).section("host", false).has(leaf);

@@ -19,8 +19,10 @@ struct EngineProfile {
 const std::vector<EngineProfile>& engine_profiles();
 
 // Reads the scenario's top-level `profile` (absent or "none": nothing to do) and fills in the
-// profile's values where the scenario has none. Host values apply only to the fixed_overhead
-// host kind, engine values only to the profile's scheduler kind. ConfigError for an unknown name.
+// profile's values where the scenario has none. Host values apply only to the profile's host kind
+// (`hardware.host.kind` in its defaults, else fixed_overhead): a scenario without a host section
+// gets that kind. Engine values apply only to the profile's scheduler kind. ConfigError for an
+// unknown name.
 void apply_engine_profile(config::Document& scenario);
 
 }  // namespace ks::serving

@@ -61,7 +61,8 @@ void Replica::engine_loop() {
 
     const kernels::StepBatch batch = to_batch(plan);
     kernels::decompose_step(spec_.model, batch, spec_.weight_dtype, spec_.kv_dtype, spec_.parallel, kernels_);
-    const hw::StepTiming timing = host_.execute_step(kernels_, stats_.steps, &batch_ids_);
+    const hw::StepTiming timing =
+        host_.execute_step(kernels_, hw::step_shape(batch, spec_.parallel.tp), stats_.steps, &batch_ids_);
 
     ++stats_.steps;
     stats_.kernels += timing.kernels;

@@ -9,16 +9,19 @@ namespace {
 sc_core::sc_time seconds(double s) { return sc_core::sc_time(s, sc_core::SC_SEC); }
 }  // namespace
 
-HostCpu::HostCpu(const sc_core::sc_module_name& name, const config::Params& params)
+HostCpu::HostCpu(const sc_core::sc_module_name& name, std::unique_ptr<HostOverheads> overheads,
+                 LaunchPolicy launch)
     : sc_core::sc_module(name),
       gpu_socket("gpu_socket"),
-      prepare_overhead_(seconds(params.number("prepare_overhead"))),
-      finish_overhead_(seconds(params.number("finish_overhead"))),
-      launch_overhead_(seconds(params.number("launch_overhead"))) {}
+      overheads_(std::move(overheads)),
+      launch_policy_(launch),
+      launch_overhead_(seconds(launch.per_kernel_s)),
+      graph_launch_overhead_(seconds(launch.graph_launch_s)) {}
 
 void HostCpu::launch(const kernels::Kernel& kernel, int layer, std::uint64_t step_id,
-                     const std::vector<std::uint64_t>* request_ids, sc_core::sc_time& local) {
-  local += launch_overhead_;
+                     const std::vector<std::uint64_t>* request_ids, const sc_core::sc_time& per_kernel,
+                     sc_core::sc_time& local) {
+  local += per_kernel;
   proto::PooledPayload payload(launch_pool_);
   auto& ext = proto::PayloadPool::extension<proto::KernelLaunch>(*payload);
   ext.kernel = kernel;
@@ -33,18 +36,22 @@ void HostCpu::launch(const kernels::Kernel& kernel, int layer, std::uint64_t ste
     throw std::runtime_error(std::string(name()) + ": GPU rejected kernel '" + kernel.name + "'");
 }
 
-StepTiming HostCpu::execute_step(const kernels::StepKernels& step, std::uint64_t step_id,
+StepTiming HostCpu::execute_step(const kernels::StepKernels& step, const StepShape& shape, std::uint64_t step_id,
                                  const std::vector<std::uint64_t>* request_ids) {
   StepTiming timing;
-  // Loosely timed: the host runs ahead in local time and synchronises once per step.
-  sc_core::sc_time local = prepare_overhead_;
-  timing.host_before = prepare_overhead_;
-  for (const auto& k : step.pre) launch(k, -1, step_id, request_ids, local);
-  for (int layer = 0; layer < step.num_layers; ++layer)
-    for (const auto& k : step.per_layer) launch(k, layer, step_id, request_ids, local);
-  for (const auto& k : step.post) launch(k, -1, step_id, request_ids, local);
   timing.kernels = step.pre.size() + step.post.size() +
                    step.per_layer.size() * static_cast<std::size_t>(step.num_layers);
+  // Loosely timed: the host runs ahead in local time and synchronises once per step.
+  timing.host_before = seconds(overheads_->before_gpu_seconds(shape));
+  sc_core::sc_time local = timing.host_before;
+  // A graph replay costs the host one launch up front; its kernels reach the GPU together.
+  timing.cuda_graph = timing.kernels > 0 && launch_policy_.uses_graph(shape);
+  if (timing.cuda_graph) local += graph_launch_overhead_;
+  const sc_core::sc_time per_kernel = timing.cuda_graph ? sc_core::SC_ZERO_TIME : launch_overhead_;
+  for (const auto& k : step.pre) launch(k, -1, step_id, request_ids, per_kernel, local);
+  for (int layer = 0; layer < step.num_layers; ++layer)
+    for (const auto& k : step.per_layer) launch(k, layer, step_id, request_ids, per_kernel, local);
+  for (const auto& k : step.post) launch(k, -1, step_id, request_ids, per_kernel, local);
   timing.launch = local - timing.host_before;
 
   proto::PooledPayload sync(sync_pool_);
@@ -52,8 +59,8 @@ StepTiming HostCpu::execute_step(const kernels::StepKernels& step, std::uint64_t
   sc_core::sc_time after_gpu = local;
   gpu_socket->b_transport(*sync, after_gpu);
   timing.gpu_wait = after_gpu - local;
-  timing.host_after = finish_overhead_;
-  timing.total = after_gpu + finish_overhead_;
+  timing.host_after = seconds(overheads_->after_gpu_seconds(shape));
+  timing.total = after_gpu + timing.host_after;
 
   ++steps_;
   sim::Environment::current().hold(timing.total);
@@ -68,13 +75,16 @@ const bool registered = [] {
                 "CPU time before a step's first launch: scheduling and input preparation", 0.0, false)
       .quantity("finish_overhead", config::Dim::Time, std::string("500us"),
                 "CPU time after the GPU finishes a step: sampling, detokenisation, output processing",
-                0.0, false)
-      .quantity("launch_overhead", config::Dim::Time, std::string("4us"),
-                "CPU time to launch one kernel (without CUDA graphs)", 0.0, false);
+                0.0, false);
+  add_launch_params(schema);
   host_registry().add("fixed_overhead",
                       {schema.doc(), schema,
                        [](const std::string& name, const config::Params& params) {
-                         return std::make_unique<HostCpu>(name.c_str(), params);
+                         return std::make_unique<HostCpu>(
+                             name.c_str(),
+                             std::make_unique<FixedHostOverheads>(params.number("prepare_overhead"),
+                                                                  params.number("finish_overhead")),
+                             launch_policy(params));
                        }});
   return true;
 }();

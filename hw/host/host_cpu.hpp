@@ -2,14 +2,19 @@
 // The serving process's CPU. It prepares each engine step (scheduling, input preparation), launches
 // the step's kernels one TLM transaction each on the GPU socket, waits for the GPU, and finishes the
 // step (sampling, output processing). Launches are asynchronous: the host pays `launch_overhead`
-// per kernel while the GPU works through its stream, so small batches become launch-bound the way
-// real engines do and large ones GPU-bound.
+// per kernel (or one graph launch for a CUDA-graphed decode step) while the GPU works through its
+// stream, so small batches become host-bound the way real engines do and large ones GPU-bound.
+// What the phases cost comes from the kind's HostOverheads policy.
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include <systemc>
 
+#include "hw/host/host_overheads.hpp"
+#include "hw/host/launch_policy.hpp"
+#include "hw/host/step_shape.hpp"
 #include "kernels/step_decomposer.hpp"
 #include "sc_modules/config/schema.hpp"
 #include "sc_modules/registry/registry.hpp"
@@ -27,27 +32,30 @@ struct StepTiming {
   sc_core::sc_time gpu_wait;     // host idle, waiting for the GPU after the last launch
   sc_core::sc_time host_after;   // sampling + output processing
   std::uint64_t kernels = 0;
+  bool cuda_graph = false;       // launched as one CUDA graph
 };
 
 class HostCpu : public sc_core::sc_module {
  public:
   proto::GpuInitiatorSocket<HostCpu> gpu_socket;
 
-  HostCpu(const sc_core::sc_module_name& name, const config::Params& params);
+  HostCpu(const sc_core::sc_module_name& name, std::unique_ptr<HostOverheads> overheads, LaunchPolicy launch);
 
   // Runs one engine step: blocks the calling environment process for the step's duration.
-  StepTiming execute_step(const kernels::StepKernels& step, std::uint64_t step_id,
+  StepTiming execute_step(const kernels::StepKernels& step, const StepShape& shape, std::uint64_t step_id,
                           const std::vector<std::uint64_t>* request_ids = nullptr);
 
   std::uint64_t steps() const { return steps_; }
 
  private:
   void launch(const kernels::Kernel& kernel, int layer, std::uint64_t step_id,
-              const std::vector<std::uint64_t>* request_ids, sc_core::sc_time& local);
+              const std::vector<std::uint64_t>* request_ids, const sc_core::sc_time& per_kernel,
+              sc_core::sc_time& local);
 
-  sc_core::sc_time prepare_overhead_;
-  sc_core::sc_time finish_overhead_;
+  std::unique_ptr<HostOverheads> overheads_;
+  LaunchPolicy launch_policy_;
   sc_core::sc_time launch_overhead_;
+  sc_core::sc_time graph_launch_overhead_;
   proto::PayloadPool launch_pool_;
   proto::PayloadPool sync_pool_;
   std::uint64_t steps_ = 0;

@@ -2,10 +2,14 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
+#include <fstream>
 
 #include "hw/gpu/gpu_module.hpp"
 #include "hw/host/host_cpu.hpp"
+#include "kernels/csv.hpp"
 #include "kernels/model_config.hpp"
+#include "kernels/roofline.hpp"
 #include "kernels/step_decomposer.hpp"
 #include "sc_modules/config/document.hpp"
 #include "sc_modules/sim/sim.hpp"
@@ -26,8 +30,8 @@ std::unique_ptr<hw::GpuModule> make_gpu(const std::string& yaml) {
   return entry.make({"gpu0", 0, resolve(yaml, entry.schema)});
 }
 
-std::unique_ptr<hw::HostCpu> make_host(const std::string& yaml) {
-  const auto& entry = hw::host_registry().get("fixed_overhead", {}, "host");
+std::unique_ptr<hw::HostCpu> make_host(const std::string& yaml, const std::string& kind = "fixed_overhead") {
+  const auto& entry = hw::host_registry().get(kind, {}, "host");
   return entry.make("host", resolve(yaml, entry.schema));
 }
 
@@ -146,13 +150,13 @@ TEST(HostCpu, StepTimeFollowsAsynchronousLaunchSemantics) {
   const double want_prefill = expected_step(sk_prefill, &wait_prefill);
   env.process([&] {
     const double t0 = env.now_seconds();
-    const hw::StepTiming a = host->execute_step(sk_decode, 0);
+    const hw::StepTiming a = host->execute_step(sk_decode, hw::step_shape(decode1, 1), 0);
     EXPECT_NEAR(env.now_seconds() - t0, want_decode, 1e-9);
     EXPECT_NEAR(sim::to_seconds(a.total), want_decode, 1e-9);
     EXPECT_EQ(a.kernels, sk_decode.pre.size() + sk_decode.post.size() +
                              sk_decode.per_layer.size() * static_cast<std::size_t>(sk_decode.num_layers));
     const double t1 = env.now_seconds();
-    const hw::StepTiming b = host->execute_step(sk_prefill, 1);
+    const hw::StepTiming b = host->execute_step(sk_prefill, hw::step_shape(prefill, 1), 1);
     EXPECT_NEAR(env.now_seconds() - t1, want_prefill, 1e-9);
     // Decode of one sequence is launch-bound (host never waits long); the big prefill is GPU-bound.
     EXPECT_LT(sim::to_seconds(a.gpu_wait), 0.1 * sim::to_seconds(a.launch));
@@ -161,4 +165,160 @@ TEST(HostCpu, StepTimeFollowsAsynchronousLaunchSemantics) {
   });
   env.run();
   EXPECT_EQ(host->steps(), 2u);
+}
+
+namespace {
+
+// Step time under asynchronous launches, rebuilt from kernel costs: kernel i is issued at
+// before + (i+1)*per_launch (a CUDA graph: all at before + graph), starts when issued and the
+// previous kernel is done; the step ends when the GPU is done, plus `after`.
+struct ExpectedStep {
+  double total = 0, gpu_busy = 0, launch = 0;
+};
+ExpectedStep expected_step(const kernels::StepKernels& sk, const kernels::GpuSpec& spec, double kernel_overhead,
+                           double before, double per_launch, double graph, double after) {
+  ExpectedStep e;
+  double t = before + graph, gpu_free = 0;
+  auto one = [&](const kernels::Kernel& k) {
+    t += per_launch;
+    const double cost = kernels::roofline_cost(k, spec, kernel_overhead).seconds;
+    e.gpu_busy += cost;
+    gpu_free = std::max(t, gpu_free) + cost;
+  };
+  for (const auto& k : sk.pre) one(k);
+  for (int l = 0; l < sk.num_layers; ++l)
+    for (const auto& k : sk.per_layer) one(k);
+  for (const auto& k : sk.post) one(k);
+  e.launch = t - before;
+  e.total = std::max(t, gpu_free) + after;
+  return e;
+}
+
+// Host phases of one measured configuration, summed straight from the shipped CSV (seconds).
+double measured_host_seconds(const std::string& model, int batch, int tp) {
+  const auto t = kernels::CsvTable::read_file("data/cpu_overheads/a100.csv");
+  for (std::size_t r = 0; r < t.rows(); ++r)
+    if (t.cell(r, "model_name") == model && t.required_number(r, "batch_size") == batch &&
+        t.required_number(r, "tensor_parallel_degree") == tp)
+      return 1e-3 * (t.required_number(r, "schedule_median") + t.required_number(r, "prepare_inputs_e2e_median") +
+                     t.required_number(r, "sampler_e2e_median") +
+                     t.required_number(r, "process_model_outputs_median"));
+  ADD_FAILURE() << "no measurement for " << model;
+  return 0;
+}
+
+kernels::StepBatch decode_batch(int sequences, std::int64_t context) {
+  kernels::StepBatch b;
+  b.decode_contexts.assign(static_cast<std::size_t>(sequences), context);
+  return b;
+}
+
+}  // namespace
+
+// Exactly linear measurements written here: the fitted host must reproduce their phases, so the
+// step breakdown is known independently of the fit.
+TEST(FittedHost, StepBreakdownFollowsTheMeasuredLinearPhases) {
+  const std::string csv = testing::TempDir() + "fitted_host_linear.csv";
+  {
+    std::ofstream f(csv);
+    f << "model_name,batch_size,tensor_parallel_degree,schedule_median,prepare_inputs_e2e_median,"
+         "sampler_e2e_median,process_model_outputs_median\n";
+    for (const char* m : {"a", "b"})
+      for (int tp : {1, 2, 4})
+        for (int b : {8, 64, 128})  // ms: schedule 0.05+0.01b+0.02log2(tp), prepare 0.1+0.005b, ...
+          f << m << ',' << b << ',' << tp << ',' << 0.05 + 0.01 * b + 0.02 * std::log2(tp) << ','
+            << 0.1 + 0.005 * b << ',' << 0.2 + 0.002 * b << ',' << 0.03 + 0.008 * b << '\n';
+  }
+  sim::Environment env;
+  auto gpu = make_gpu("spec: h100_sxm\ntier: roofline\nkernel_overhead: 3us\n");
+  auto host = make_host("measurements: " + csv + "\ntp_term: log2\nlaunch_overhead: 5us\n", "fitted");
+  host->gpu_socket.bind(gpu->socket);
+  const auto* model = kernels::find_builtin_model("llama-3-8b");
+  const kernels::StepBatch batch = decode_batch(16, 600);
+  const auto sk = kernels::decompose_step(*model, batch, kernels::DType::BF16, kernels::DType::BF16, {2, 1});
+  // TP 2, 16 sequences: before = (0.05+0.16+0.02) + (0.1+0.08) ms, after = (0.2+0.032) + (0.03+0.128) ms.
+  const double before = 0.41e-3, after = 0.39e-3;
+  const ExpectedStep want = expected_step(sk, gpu->spec(), 3e-6, before, 5e-6, 0, after);
+  env.process([&] {
+    const hw::StepTiming t = host->execute_step(sk, hw::step_shape(batch, 2), 0);
+    EXPECT_NEAR(sim::to_seconds(t.host_before), before, 1e-9);
+    EXPECT_NEAR(sim::to_seconds(t.host_after), after, 1e-9);
+    EXPECT_NEAR(sim::to_seconds(t.launch), want.launch, 1e-9);
+    EXPECT_NEAR(sim::to_seconds(t.total), want.total, 1e-9);
+    EXPECT_FALSE(t.cuda_graph);
+  });
+  env.run();
+}
+
+// With the host fitted to the A100 server's measurements, phi-2 (5.6 GB of fp16 weights) decoding
+// on a B200 (7.7 TB/s) is host-bound at batch 8: ~1.2 ms of CPU phases + 4 us per kernel exceed
+// the ~1.6 ms of kernels. At batch 128 with 4k-token contexts the KV reads (~170 GB) dominate and
+// the step is GPU-bound. Host phases are checked against the measured rows.
+TEST(FittedHost, SmallDecodeBatchesAreHostBoundLargeOnesGpuBound) {
+  sim::Environment env;
+  auto gpu = make_gpu("spec: b200\ntier: roofline\nkernel_overhead: 3us\n");
+  auto host = make_host("measurements: a100\nlaunch_overhead: 4us\n", "fitted");
+  host->gpu_socket.bind(gpu->socket);
+  const auto* model = kernels::find_builtin_model("phi-2");
+  ASSERT_NE(model, nullptr);
+  const kernels::StepBatch small = decode_batch(8, 512), large = decode_batch(128, 4096);
+  const auto sk_small = kernels::decompose_step(*model, small, kernels::DType::FP16, kernels::DType::FP16);
+  const auto sk_large = kernels::decompose_step(*model, large, kernels::DType::FP16, kernels::DType::FP16);
+  const double measured_small = measured_host_seconds("microsoft/phi-2", 8, 1);
+  const double measured_large = measured_host_seconds("microsoft/phi-2", 128, 1);
+  env.process([&] {
+    const hw::StepTiming a = host->execute_step(sk_small, hw::step_shape(small, 1), 0);
+    const hw::StepTiming b = host->execute_step(sk_large, hw::step_shape(large, 1), 1);
+    const double host_a = sim::to_seconds(a.host_before + a.host_after);
+    const double host_b = sim::to_seconds(b.host_before + b.host_after);
+    EXPECT_NEAR(host_a, measured_small, 0.15 * measured_small);  // within the fit's error
+    EXPECT_NEAR(host_b, measured_large, 0.15 * measured_large);
+    const ExpectedStep ea = expected_step(sk_small, gpu->spec(), 3e-6, sim::to_seconds(a.host_before), 4e-6, 0,
+                                          sim::to_seconds(a.host_after));
+    const ExpectedStep eb = expected_step(sk_large, gpu->spec(), 3e-6, sim::to_seconds(b.host_before), 4e-6, 0,
+                                          sim::to_seconds(b.host_after));
+    EXPECT_NEAR(sim::to_seconds(a.total), ea.total, 1e-9);
+    EXPECT_NEAR(sim::to_seconds(b.total), eb.total, 1e-9);
+    // Host time = CPU phases + launches; GPU time = the kernels' busy time.
+    EXPECT_GT(host_a + sim::to_seconds(a.launch), ea.gpu_busy);
+    EXPECT_LT(host_b + sim::to_seconds(b.launch), eb.gpu_busy);
+    EXPECT_LT(sim::to_seconds(a.gpu_wait), sim::to_seconds(a.launch));  // the GPU keeps up
+    EXPECT_GT(sim::to_seconds(b.gpu_wait), sim::to_seconds(b.launch));  // the host waits
+  });
+  env.run();
+}
+
+// CUDA graphs: a decode step within the captured sizes costs one graph launch and its kernels
+// reach the GPU together; a larger decode batch or a step with a prefill launches kernel by kernel.
+TEST(FittedHost, CudaGraphsReplaceKernelLaunchesInDecodeSteps) {
+  sim::Environment env;
+  auto gpu = make_gpu("spec: a100_sxm_80gb\ntier: roofline\nkernel_overhead: 3us\n");
+  auto host = make_host(
+      "measurements: a100\nlaunch_overhead: 4us\ncuda_graphs: true\ncuda_graph_max_batch_size: 64\n"
+      "graph_launch_overhead: 25us\n",
+      "fitted");
+  host->gpu_socket.bind(gpu->socket);
+  const auto* model = kernels::find_builtin_model("phi-2");
+  const kernels::StepBatch graphed = decode_batch(8, 512), too_big = decode_batch(65, 512);
+  kernels::StepBatch mixed = decode_batch(8, 512);
+  mixed.prefills = {{256, 0, true}};
+  auto sk = [&](const kernels::StepBatch& b) {
+    return kernels::decompose_step(*model, b, kernels::DType::FP16, kernels::DType::FP16);
+  };
+  const auto sk_graphed = sk(graphed), sk_big = sk(too_big), sk_mixed = sk(mixed);
+  env.process([&] {
+    const hw::StepTiming a = host->execute_step(sk_graphed, hw::step_shape(graphed, 1), 0);
+    EXPECT_TRUE(a.cuda_graph);
+    EXPECT_NEAR(sim::to_seconds(a.launch), 25e-6, 1e-12);
+    const ExpectedStep ea = expected_step(sk_graphed, gpu->spec(), 3e-6, sim::to_seconds(a.host_before), 0, 25e-6,
+                                          sim::to_seconds(a.host_after));
+    EXPECT_NEAR(sim::to_seconds(a.total), ea.total, 1e-9);
+    const hw::StepTiming b = host->execute_step(sk_big, hw::step_shape(too_big, 1), 1);
+    const hw::StepTiming c = host->execute_step(sk_mixed, hw::step_shape(mixed, 1), 2);
+    EXPECT_FALSE(b.cuda_graph);
+    EXPECT_FALSE(c.cuda_graph);
+    EXPECT_NEAR(sim::to_seconds(b.launch), 4e-6 * static_cast<double>(b.kernels), 1e-12);
+    EXPECT_NEAR(sim::to_seconds(c.launch), 4e-6 * static_cast<double>(c.kernels), 1e-12);
+  });
+  env.run();
 }

@@ -24,3 +24,25 @@ TEST(EngineProfile, OtherKindsAreLeftAloneAndUnknownNamesRejected) {
   config::Document bad = config::Document::parse("profile: tgi\n", "p.yaml");
   EXPECT_THROW(serving::apply_engine_profile(bad), config::ConfigError);
 }
+
+TEST(EngineProfile, VllmUsesTheFittedHostUnlessTheScenarioTunesAnother) {
+  config::Document silent = config::Document::parse("profile: vllm\n", "p.yaml");
+  serving::apply_engine_profile(silent);
+  const std::string y = silent.resolved_yaml();
+  EXPECT_NE(y.find("kind: fitted"), std::string::npos) << y;
+  EXPECT_NE(y.find("cuda_graphs: true"), std::string::npos) << y;
+  EXPECT_EQ(y.find("prepare_overhead"), std::string::npos) << y;
+  // Host keys without a kind tune fixed_overhead: the profile's fitted-host keys stay out.
+  config::Document tuned =
+      config::Document::parse("profile: vllm\nhardware: {host: {prepare_overhead: 300us}}\n", "p.yaml");
+  serving::apply_engine_profile(tuned);
+  const std::string t = tuned.resolved_yaml();
+  EXPECT_EQ(t.find("fitted"), std::string::npos) << t;
+  EXPECT_EQ(t.find("cuda_graphs"), std::string::npos) << t;
+  config::Document named = config::Document::parse(
+      "profile: vllm\nhardware: {host: {kind: fitted, measurements: a40}}\n", "p.yaml");
+  serving::apply_engine_profile(named);
+  const std::string n = named.resolved_yaml();
+  EXPECT_NE(n.find("measurements: a40"), std::string::npos) << n;  // the scenario's value wins
+  EXPECT_NE(n.find("cuda_graphs: true"), std::string::npos) << n;
+}

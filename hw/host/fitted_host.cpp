@@ -1,0 +1,62 @@
+// Host kind `fitted`: per-step CPU phases fitted at start-up to measured overheads
+// (data/cpu_overheads/<measurements>.csv or the user's own CSV in that format).
+#include <filesystem>
+
+#include "hw/host/fitted_overheads.hpp"
+#include "hw/host/host_cpu.hpp"
+#include "kernels/csv.hpp"
+#include "kernels/data_dir.hpp"
+#include "sc_modules/config/error.hpp"
+
+namespace ks::hw {
+namespace {
+
+// A bare name is a shipped measurement set; anything that looks like a path is the user's file,
+// relative to the scenario that names it.
+std::string measurements_path(const config::Params& params) {
+  const std::string value = params.string("measurements");
+  const bool is_csv = value.size() > 4 && value.compare(value.size() - 4, 4, ".csv") == 0;
+  const bool is_path = is_csv || value.find('/') != std::string::npos;
+  if (!is_path) return kernels::data_dir() + "/cpu_overheads/" + value + ".csv";
+  std::filesystem::path path(value);
+  const config::SourceMark& mark = params.mark("measurements");
+  if (path.is_relative() && mark.line > 0) path = std::filesystem::path(mark.origin).parent_path() / path;
+  return path.string();
+}
+
+TpTerm parse_tp_term(const std::string& s) {
+  if (s == "linear") return TpTerm::Linear;
+  if (s == "log2") return TpTerm::Log2;
+  return TpTerm::Distributed;
+}
+
+const bool registered = [] {
+  config::Schema schema(
+      "Host CPU whose per-step scheduling, input preparation, sampling and output processing times are "
+      "a + b*sequences + (c + d*sequences)*f(TP) per phase, fitted by least squares to measured CPU overheads.");
+  schema
+      .string("measurements", std::string("a100"),
+              "measured overheads to fit: a100 | a40 (Vidur, vLLM-derived engine; data/cpu_overheads/) or "
+              "a CSV path in that format")
+      .choice("tp_term", {"distributed", "log2", "linear"}, std::string("distributed"),
+              "how TP enters the fit: a constant once TP > 1 (workers to coordinate), log2(TP), or TP-1")
+      .number("scale", 1.0, "multiplies the fitted times (a faster or slower host CPU)", 0.0);
+  add_launch_params(schema);
+  host_registry().add(
+      "fitted", {schema.doc(), schema, [](const std::string& name, const config::Params& params) {
+                   HostOverheadModel model;
+                   try {
+                     model = fit_host_overheads(read_host_overheads(measurements_path(params)),
+                                                parse_tp_term(params.string("tp_term")));
+                   } catch (const std::exception& e) {  // CsvError, too few rows
+                     throw config::ConfigError(params.mark("measurements"), "hardware.host.measurements", e.what());
+                   }
+                   return std::make_unique<HostCpu>(
+                       name.c_str(), std::make_unique<FittedHostOverheads>(model, params.number("scale")),
+                       launch_policy(params));
+                 }});
+  return true;
+}();
+
+}  // namespace
+}  // namespace ks::hw

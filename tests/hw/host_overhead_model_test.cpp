@@ -1,0 +1,116 @@
+// The host-overhead fit (pure, no SystemC): exact recovery of known linear data, the shipped
+// measurements, the leave-one-model-out check, and the launch policy with CUDA graphs.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+
+#include "hw/host/fitted_overheads.hpp"
+#include "hw/host/host_overhead_model.hpp"
+#include "hw/host/launch_policy.hpp"
+#include "kernels/csv.hpp"
+
+using namespace ks;
+
+namespace {
+
+// Exact linear data: phase p costs (p+1)*100us + (p+1)*2us per sequence + (30us + 1us per
+// sequence) * f(TP).
+std::vector<hw::HostOverheadSample> synthetic(hw::TpTerm term) {
+  std::vector<hw::HostOverheadSample> out;
+  for (const char* model : {"m1", "m2", "m3"})
+    for (int tp : {1, 2, 4, 8})
+      for (int b : {8, 32, 128}) {
+        hw::HostOverheadSample s{model, b, tp, {}};
+        for (std::size_t p = 0; p < hw::kHostPhases; ++p)
+          s.seconds[p] = (p + 1.0) * (100e-6 + 2e-6 * b) + (30e-6 + 1e-6 * b) * hw::tp_feature(term, tp);
+        out.push_back(s);
+      }
+  return out;
+}
+
+}  // namespace
+
+TEST(HostOverheadModel, RecoversExactLinearDataForEveryTpTerm) {
+  for (hw::TpTerm term : {hw::TpTerm::Log2, hw::TpTerm::Linear, hw::TpTerm::Distributed}) {
+    const auto samples = synthetic(term);
+    const hw::HostOverheadModel m = hw::fit_host_overheads(samples, term);
+    for (std::size_t p = 0; p < hw::kHostPhases; ++p) {
+      EXPECT_NEAR(m.phases[p].base_s, (p + 1.0) * 100e-6, 1e-12) << hw::tp_term_name(term);
+      EXPECT_NEAR(m.phases[p].per_seq_s, (p + 1.0) * 2e-6, 1e-12);
+      EXPECT_NEAR(m.phases[p].tp_s, 30e-6, 1e-12);
+      EXPECT_NEAR(m.phases[p].per_seq_tp_s, 1e-6, 1e-12);
+    }
+    // TP 4, 10 sequences: before = schedule + prepare = (1+2)*(100+20)us + 2*(30+10)us*f(4).
+    EXPECT_NEAR(m.before_gpu_seconds(10, 4), 3 * 120e-6 + 2 * 40e-6 * hw::tp_feature(term, 4), 1e-12);
+    EXPECT_NEAR(m.after_gpu_seconds(10, 4), 7 * 120e-6 + 2 * 40e-6 * hw::tp_feature(term, 4), 1e-12);
+    EXPECT_NEAR(hw::leave_one_model_out(samples, term).total_mape, 0.0, 1e-9);
+  }
+  EXPECT_DOUBLE_EQ(hw::tp_feature(hw::TpTerm::Log2, 8), 3.0);
+  EXPECT_DOUBLE_EQ(hw::tp_feature(hw::TpTerm::Linear, 8), 7.0);
+  EXPECT_DOUBLE_EQ(hw::tp_feature(hw::TpTerm::Distributed, 1), 0.0);
+}
+
+TEST(HostOverheadModel, SingleTpDegreeDropsTheTpTermAndPhasesNeverGoNegative) {
+  std::vector<hw::HostOverheadSample> samples;
+  for (int b : {8, 16, 32}) samples.push_back({"m", b, 2, {1e-3 - 10e-6 * b, 1e-4, 1e-4, 1e-4}});
+  const hw::HostOverheadModel m = hw::fit_host_overheads(samples, hw::TpTerm::Log2);
+  EXPECT_DOUBLE_EQ(m.phases[0].tp_s, 0.0);
+  EXPECT_DOUBLE_EQ(m.phases[0].per_seq_tp_s, 0.0);
+  EXPECT_NEAR(m.phases[0].per_seq_s, -10e-6, 1e-12);
+  EXPECT_DOUBLE_EQ(m.phase_seconds(hw::HostPhase::Schedule, 1000, 2), 0.0);  // 1ms - 10ms: clamped
+  EXPECT_THROW(hw::fit_host_overheads({samples[0]}, hw::TpTerm::Log2), std::invalid_argument);
+}
+
+TEST(HostOverheadModel, ReadsTheShippedMeasurementsInMilliseconds) {
+  const auto a100 = hw::read_host_overheads("data/cpu_overheads/a100.csv");
+  ASSERT_EQ(a100.size(), 78u);
+  // First row of the file: CodeLlama-34B, batch 8, TP 2; schedule 0.199688 ms, process 0.226956 ms.
+  EXPECT_EQ(a100[0].model, "codellama/CodeLlama-34b-Instruct-hf");
+  EXPECT_EQ(a100[0].batch_size, 8);
+  EXPECT_EQ(a100[0].tp, 2);
+  EXPECT_NEAR(a100[0].seconds[0], 0.199688e-3, 1e-9);
+  EXPECT_NEAR(a100[0].seconds[3], 0.226956e-3, 1e-9);
+  EXPECT_EQ(hw::read_host_overheads("data/cpu_overheads/a40.csv").size(), 221u);
+  EXPECT_THROW(hw::read_host_overheads("data/cpu_overheads/missing.csv"), kernels::CsvError);
+}
+
+// The fit must carry to a model it has not seen: scheduling and output processing grow with the
+// batch, and the total step overhead of a left-out model stays within the bounds documented in
+// docs/hardware.md (figures from `kernelsight fit-host`).
+TEST(HostOverheadModel, TransfersToALeftOutModel) {
+  const auto a100 = hw::read_host_overheads("data/cpu_overheads/a100.csv");
+  const hw::HostOverheadModel m = hw::fit_host_overheads(a100, hw::TpTerm::Distributed);
+  EXPECT_GT(m.phases[0].per_seq_s, 10e-6);  // schedule: ~15 us per sequence (0.16 ms at 8 -> 2 ms at 128)
+  EXPECT_GT(m.phases[3].per_seq_s, 10e-6);
+  EXPECT_LT(hw::leave_one_model_out(a100, hw::TpTerm::Distributed).total_mape, 0.10);
+  const auto a40 = hw::read_host_overheads("data/cpu_overheads/a40.csv");
+  EXPECT_LT(hw::leave_one_model_out(a40, hw::TpTerm::Distributed).total_mape, 0.30);
+}
+
+TEST(LaunchPolicy, OneGraphLaunchOnlyForDecodeStepsWithinTheCapturedSizes) {
+  hw::LaunchPolicy p;
+  p.per_kernel_s = 5e-6;
+  p.graph_launch_s = 20e-6;
+  p.max_graph_batch = 64;
+  const hw::StepShape decode{16, 16, true, 1}, big_decode{65, 65, true, 1}, mixed{16, 600, false, 1};
+  EXPECT_DOUBLE_EQ(p.launch_seconds(decode, 300), 300 * 5e-6);  // graphs off
+  p.cuda_graphs = true;
+  EXPECT_TRUE(p.uses_graph(decode));
+  EXPECT_DOUBLE_EQ(p.launch_seconds(decode, 300), 20e-6);
+  EXPECT_DOUBLE_EQ(p.launch_seconds(big_decode, 300), 300 * 5e-6);  // above the limit
+  EXPECT_DOUBLE_EQ(p.launch_seconds(mixed, 300), 300 * 5e-6);       // prefill in the step
+  EXPECT_DOUBLE_EQ(p.launch_seconds(decode, 0), 0.0);
+}
+
+TEST(FittedHostOverheads, ScalesTheModelAndCostsNothingForAnEmptyStep) {
+  hw::HostOverheadModel m;
+  m.phases[0] = {100e-6, 1e-6, 0, 0};
+  m.phases[1] = {50e-6, 0, 0, 0};
+  m.phases[2] = {10e-6, 0, 0, 0};
+  m.phases[3] = {20e-6, 2e-6, 0, 0};
+  const hw::FittedHostOverheads h(m, 2.0);
+  EXPECT_NEAR(h.before_gpu_seconds({10, 10, true, 1}), 2.0 * (110e-6 + 50e-6), 1e-15);
+  EXPECT_NEAR(h.after_gpu_seconds({10, 10, true, 1}), 2.0 * (10e-6 + 40e-6), 1e-15);
+  EXPECT_DOUBLE_EQ(h.before_gpu_seconds({}), 0.0);
+}
