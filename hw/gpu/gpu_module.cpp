@@ -1,6 +1,7 @@
 #include "hw/gpu/gpu_module.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <stdexcept>
 
 namespace ks::hw {
@@ -66,13 +67,25 @@ void GpuModule::launch(proto::KernelLaunch& k, const sc_core::sc_time& issue_tim
   p.bound_counts[static_cast<std::size_t>(k.cost.bound)] += static_cast<std::uint64_t>(k.repeat);
   p.roofline_seconds += (k.cost.seconds - k.cost.launch_seconds) * k.cost.efficiency * k.repeat;
 
-  if (trace_ != nullptr) {
-    int& track = trace_tracks_[static_cast<std::size_t>(k.stream)];
-    if (track < 0) track = trace_->track(trace_process_, "stream " + std::to_string(k.stream));
-    // sc_time values are picoseconds (sim::setup_kernel fixes the resolution).
-    trace_->kernel(track, k.step, k.kernel.name, kernels::phase_name(k.kernel.phase), k.start.value(),
-                   k.finish.value());
+  if (trace_ != nullptr) trace_kernel(k);
+}
+
+void GpuModule::trace_kernel(const proto::KernelLaunch& k) {
+  int& track = trace_tracks_[static_cast<std::size_t>(k.stream)];
+  if (track < 0) track = trace_->track(trace_process_, "stream " + std::to_string(k.stream));
+  std::string args;  // what a performance engineer asks of one kernel; built only when shown
+  if (trace_->detailed(k.step)) {
+    char buf[256];
+    std::snprintf(buf, sizeof buf,
+                  "{\"step\":%llu,\"layer\":%d,\"repeat\":%d,\"flops\":%.6e,\"bytes\":%.6e,\"bound\":\"%s\","
+                  "\"efficiency\":%.4f}",
+                  static_cast<unsigned long long>(k.step), k.layer, k.repeat, k.kernel.flops, k.kernel.bytes,
+                  std::string(kernels::bound_name(k.cost.bound)).c_str(), k.cost.efficiency);
+    args = buf;
   }
+  // sc_time values are picoseconds (sim::setup_kernel fixes the resolution).
+  trace_->kernel(track, k.step, k.kernel.name, kernels::phase_name(k.kernel.phase), k.start.value(),
+                 k.finish.value(), args);
 }
 
 }  // namespace ks::hw

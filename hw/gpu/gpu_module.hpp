@@ -74,6 +74,8 @@ class GpuModule : public sc_core::sc_module {
   void launch(proto::KernelLaunch& launch, const sc_core::sc_time& issue_time);
 
  private:
+  void trace_kernel(const proto::KernelLaunch& launch);
+
   int device_id_;
   std::array<sc_core::sc_time, kMaxStreams> stream_free_{};
   double busy_seconds_ = 0;

@@ -103,9 +103,10 @@ void TraceRecorder::span(int track, std::string_view name, std::string_view cate
 }
 
 void TraceRecorder::kernel(int track, std::uint64_t step, std::string_view name, std::string_view category, Ps start,
-                           Ps end) {
+                           Ps end, std::string_view args) {
   if (detailed(step)) {
-    span(track, name, category, start, end, "{\"step\":" + std::to_string(step) + "}");
+    if (!args.empty()) span(track, name, category, start, end, args);
+    else span(track, name, category, start, end, "{\"step\":" + std::to_string(step) + "}");
     return;
   }
   FoldedStep& f = folded_.at(static_cast<std::size_t>(track));

@@ -39,8 +39,10 @@ class TraceRecorder {
   void span(int track, std::string_view name, std::string_view category, Ps start, Ps end,
             std::string_view args = {});
   // A kernel on a stream track: its own event in detailed steps, else merged into one
-  // "step N" event per track covering the step's first start to last finish.
-  void kernel(int track, std::uint64_t step, std::string_view name, std::string_view category, Ps start, Ps end);
+  // "step N" event per track covering the step's first start to last finish. `args` (JSON object
+  // text, detailed steps only) defaults to {"step":N}.
+  void kernel(int track, std::uint64_t step, std::string_view name, std::string_view category, Ps start, Ps end,
+              std::string_view args = {});
   // A counter ("C") sample on the track's process: one series per value name.
   void counter(int track, std::string_view name, Ps at, const std::vector<std::pair<std::string, double>>& values);
   // An asynchronous span ("b"/"e" with an id), e.g. a request, with consecutive phases nested in

@@ -279,6 +279,7 @@ TEST(Cli, TraceShowsTheStepsKernelsAndRequestsDeterministically) {
     if (where == host && e["cat"] == "host" && phases.size() < 4) phases.push_back(e["name"]);
     if (where == stream && e["args"]["step"] == 0) {
       ++kernels;
+      EXPECT_TRUE(e["args"].contains("bound") && e["args"].contains("layer") && e["args"].contains("flops")) << e;
       kernel_us += e["dur"].get<double>();
       kernel_end = std::max(kernel_end, e["ts"].get<double>() + e["dur"].get<double>());
     }
