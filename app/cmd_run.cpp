@@ -3,10 +3,13 @@
 #include <cstdio>
 #include <iostream>
 
+#include <unistd.h>
+
 #include <boost/program_options.hpp>
 
 #include "app/commands.hpp"
 #include "app/outputs.hpp"
+#include "app/progress_bar.hpp"
 #include "app/simulation.hpp"
 #include "sc_modules/config/error.hpp"
 #include "sc_modules/util/atomic_file.hpp"
@@ -19,18 +22,27 @@ int cmd_run(const std::vector<std::string>& args) {
   po::options_description opts("kernelsight run SCENARIO.yaml [options]\n\n"
                                "Simulates the scenario, prints the `vllm bench serve` metrics and writes\n"
                                "summary.json, requests.csv, kernels.csv and config.resolved.yaml to the\n"
-                               "output folder.\n\noptions");
+                               "output folder; with --trace, a Perfetto / Chrome timeline (open it in\n"
+                               "ui.perfetto.dev or chrome://tracing). A progress bar goes to stderr when it\n"
+                               "is a terminal.\n\noptions");
   std::string slo_text;
   std::vector<std::string> overrides;
   std::string out_dir;
   std::string scenario_path;
   bool quiet = false;
+  std::string trace_path;
+  util::TraceOptions trace_options;
   opts.add_options()("help,h", "show this help")(
       "set,s", po::value(&overrides)->composing(),
       "override a scenario value: --set workload.rate=8/s (repeatable)")(
       "out,o", po::value(&out_dir), "output folder (default: output.dir, else results/<name>)")(
       "quiet,q", po::bool_switch(&quiet), "do not print the metrics table")(
-      "slo", po::value(&slo_text), "goodput SLOs, e.g. ttft=200ms,tpot=50ms (bare numbers: ms)");
+      "slo", po::value(&slo_text), "goodput SLOs, e.g. ttft=200ms,tpot=50ms (bare numbers: ms)")(
+      "trace", po::value(&trace_path), "write a Perfetto / Chrome trace-event timeline to this file")(
+      "trace-limit", po::value(&trace_options.limit)->default_value(trace_options.limit),
+      "keep at most this many trace events; later ones are dropped and the file says so")(
+      "trace-kernel-steps", po::value(&trace_options.kernel_steps)->default_value(trace_options.kernel_steps),
+      "engine steps traced kernel by kernel; later steps get one event per step and stream");
   po::options_description hidden;
   hidden.add_options()("scenario", po::value(&scenario_path));
   po::options_description all;
@@ -62,9 +74,15 @@ int cmd_run(const std::vector<std::string>& args) {
     Simulation sim(scenario);
     const std::string dir = out_dir.empty() ? sim.output_dir() : out_dir;
     util::ensure_directory(dir);  // fail before simulating, not after
+    if (!trace_path.empty()) sim.enable_trace(trace_options);
 
     const auto wall_start = std::chrono::steady_clock::now();
-    sim.run();
+    if (!quiet && ::isatty(STDERR_FILENO)) {
+      ProgressBar bar(stderr);
+      run_with_progress(sim, bar);
+    } else {
+      sim.run();
+    }
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
 
     const serving::BenchmarkSummary summary = sim.summary();
@@ -74,6 +92,17 @@ int cmd_run(const std::vector<std::string>& args) {
     util::write_file_atomically(dir + "/requests.csv", requests_csv(sim));
     util::write_file_atomically(dir + "/kernels.csv", kernels_csv(sim));
     util::write_file_atomically(dir + "/config.resolved.yaml", scenario.resolved_yaml() + "\n");
+    if (!trace_path.empty()) {
+      util::write_file_atomically(trace_path, sim.trace_json());
+      const util::TraceRecorder& trace = *sim.trace();
+      std::fprintf(stderr, "trace: %llu events in %s", static_cast<unsigned long long>(trace.events()),
+                   trace_path.c_str());
+      if (trace.truncated())
+        std::fprintf(stderr, " (TRUNCATED at --trace-limit %llu: %llu later events dropped)",
+                     static_cast<unsigned long long>(trace_options.limit),
+                     static_cast<unsigned long long>(trace.dropped()));
+      std::fprintf(stderr, "; open it in ui.perfetto.dev or chrome://tracing\n");
+    }
     if (!quiet) {
       std::cout << serving::format_table(summary);
       if (slo.any()) std::printf("%-40s %-10.2f\n", "Request goodput (req/s):", report["request_goodput"].get<double>());

@@ -167,6 +167,7 @@ Simulation::Simulation(config::Document& scenario) {
   const config::Section wl_sec = root.section("workload");
   const auto& wl_entry = serving::workload_registry().get(wl_sec.kind(), wl_sec.mark("kind"), "workload.kind");
   const config::Params wl_p = wl_sec.resolve(wl_entry.schema);
+  if (wl_p.has("num_requests")) expected_requests_ = wl_p.integer("num_requests");  // 0: by duration / whole trace
   const config::Section router_sec = root.section("router", false);
   const auto& router_entry =
       serving::router_registry().get(router_sec.kind("round_robin"), router_sec.mark("kind"), "router.kind");
@@ -273,6 +274,31 @@ void Simulation::source_loop() {
 }
 
 void Simulation::run() { env_->run(); }
+
+bool Simulation::run_until(double until_s) {
+  if (until_s > env_->now_seconds()) env_->run(sim::seconds(until_s));
+  return !env_->pending();
+}
+
+void Simulation::enable_trace(const util::TraceOptions& options) {
+  trace_ = std::make_unique<util::TraceRecorder>(options);
+  util::TraceRecorder* t = trace_.get();
+  // Track order: per replica its host and requests, then its GPUs' streams, then its collectives.
+  for (std::size_t i = 0; i < replicas_.size(); ++i) {
+    const std::string rname = "replica" + std::to_string(i);
+    hosts_[i]->set_trace(t, t->track(rname, "host (prepare / launch / wait / finish)"));
+    replicas_[i]->set_trace(t, t->track(rname, "requests"));
+    for (int r = 0; r < tp_; ++r) {
+      hw::GpuModule& gpu = *gpus_[i * static_cast<std::size_t>(tp_) + static_cast<std::size_t>(r)];
+      const std::string process = rname + " gpu" + std::to_string(r) + " (device " + std::to_string(gpu.device_id()) + ")";
+      gpu.set_trace(t, process);
+      t->track(process, "stream 0");  // created now so the processes appear in this order
+    }
+    if (tp_ > 1) tp_groups_[i]->set_trace(t, t->track(rname + " TP collectives", "collectives over " + topology_name_));
+  }
+}
+
+std::string Simulation::trace_json() { return trace_ ? trace_->json() : std::string(); }
 
 serving::BenchmarkSummary Simulation::summary() const {
   return serving::summarize(metrics_.requests(), metrics_.itls_s(), metrics_.last_finish_s());

@@ -16,6 +16,7 @@
 #include "hw/host/host_cpu.hpp"
 #include "sc_modules/config/document.hpp"
 #include "sc_modules/sim/sim.hpp"
+#include "sc_modules/util/trace_recorder.hpp"
 #include "serving/metrics.hpp"
 #include "serving/metrics_recorder.hpp"
 #include "serving/memory_plan.hpp"
@@ -31,7 +32,21 @@ class Simulation {
   // sim::setup_kernel() first. Checks for unknown keys once every section has been read.
   explicit Simulation(config::Document& scenario);
 
+  // Records a timeline while running (call before run): tracks per GPU stream, TP collectives,
+  // host phases, requests, and queue / KV-cache counters. Off by default: no hook does any work.
+  void enable_trace(const util::TraceOptions& options);
+  // The trace as Chrome / Perfetto JSON (enable_trace first; call once, after the run).
+  std::string trace_json();
+  const util::TraceRecorder* trace() const { return trace_.get(); }
+
   void run();
+  // Runs until simulated time `until_s` or the end; returns true once the simulation is over.
+  // Results do not depend on how a run is sliced (the progress bar slices it).
+  bool run_until(double until_s);
+  double now_seconds() const { return env_->now_seconds(); }
+  // Requests finished so far, and how many the workload will send (0: not known in advance).
+  std::int64_t completed() const { return static_cast<std::int64_t>(metrics_.requests().size()); }
+  std::int64_t expected_requests() const { return expected_requests_; }
 
   const std::string& name() const { return name_; }
   const std::string& output_dir() const { return output_dir_; }
@@ -73,7 +88,9 @@ class Simulation {
   std::string model_name_, gpu_name_, topology_name_;
   std::deque<serving::Request> requests_;
   std::int64_t submitted_ = 0;
-  std::unique_ptr<sim::Store<int>> completions_;  // closed-loop workloads: one item per finished request
+  std::unique_ptr<sim::Store<int>> completions_;
+  std::unique_ptr<util::TraceRecorder> trace_;
+  std::int64_t expected_requests_ = 0;  // closed-loop workloads: one item per finished request
 };
 
 }  // namespace ks::app

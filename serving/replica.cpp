@@ -1,5 +1,7 @@
 #include "serving/replica.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <stdexcept>
 
 #include "kernels/step_decomposer.hpp"
@@ -72,9 +74,33 @@ void Replica::engine_loop() {
 
     const StepOutcome outcome = scheduler_->complete(plan, env_.now_seconds());
     metrics_.record(outcome, env_.now_seconds());
+    if (trace_ != nullptr) trace_step(outcome);
     outstanding_ -= outcome.finished.size();
     if (on_finish_)
       for (Request* r : outcome.finished) on_finish_(*r);
+  }
+}
+
+namespace {
+std::uint64_t ps(double seconds) { return seconds > 0 ? static_cast<std::uint64_t>(std::llround(seconds * 1e12)) : 0; }
+}  // namespace
+
+void Replica::trace_step(const StepOutcome& outcome) {
+  const std::uint64_t now = ps(env_.now_seconds());
+  trace_->counter(trace_track_, "queue", now,
+                  {{"running", static_cast<double>(scheduler_->num_running())},
+                   {"waiting", static_cast<double>(scheduler_->num_waiting())}});
+  trace_->counter(trace_track_, "kv_cache_usage_pct", now, {{"used", 100.0 * kv_->usage()}});
+  for (const Request* r : outcome.finished) {
+    const std::string args = "{\"prompt_tokens\":" + std::to_string(r->prompt_tokens) +
+                             ",\"output_tokens\":" + std::to_string(r->generated) +
+                             ",\"cached_tokens\":" + std::to_string(std::max<std::int64_t>(0, r->cached_tokens)) +
+                             ",\"preemptions\":" + std::to_string(r->preemptions) + "}";
+    const std::string name = "request " + std::to_string(r->id);
+    trace_->async_span(trace_track_, name, "request", r->id, ps(r->arrival_s), ps(r->finish_s), args,
+                       {{"queued", ps(r->arrival_s), ps(r->first_scheduled_s)},
+                        {"prefill", ps(r->first_scheduled_s), ps(r->first_token_s)},
+                        {"decode", ps(r->first_token_s), ps(r->finish_s)}});
   }
 }
 

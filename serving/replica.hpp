@@ -14,6 +14,7 @@
 #include "kernels/step.hpp"
 #include "kernels/step_decomposer.hpp"
 #include "sc_modules/sim/sim.hpp"
+#include "sc_modules/util/trace_recorder.hpp"
 #include "serving/batch_scheduler.hpp"
 #include "serving/kv_cache.hpp"
 #include "serving/metrics_recorder.hpp"
@@ -48,6 +49,12 @@ class Replica {
   const KvBlockManager& kv() const { return *kv_; }
   // Called for every request that finishes (e.g. a closed-loop source sends the next one).
   void set_on_finish(std::function<void(Request&)> callback) { on_finish_ = std::move(callback); }
+  // Records queue and KV-cache counters after each step and each finished request's
+  // queued / prefill / decode spans on `track` (nullptr: no tracing, the default).
+  void set_trace(util::TraceRecorder* trace, int track) {
+    trace_ = trace;
+    trace_track_ = track;
+  }
 
  private:
   void engine_loop();
@@ -65,6 +72,10 @@ class Replica {
   std::vector<std::uint64_t> batch_ids_;
   kernels::StepKernels kernels_;  // refilled every step
   std::function<void(Request&)> on_finish_;
+  util::TraceRecorder* trace_ = nullptr;
+  int trace_track_ = -1;
+
+  void trace_step(const StepOutcome& outcome);
 };
 
 }  // namespace ks::serving

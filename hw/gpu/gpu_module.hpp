@@ -19,6 +19,7 @@
 #include "sc_modules/registry/registry.hpp"
 #include "sc_modules/tlm/extensions.hpp"
 #include "sc_modules/tlm/protocol.hpp"
+#include "sc_modules/util/trace_recorder.hpp"
 
 namespace ks::hw {
 
@@ -62,18 +63,28 @@ class GpuModule : public sc_core::sc_module {
   std::uint64_t kernels_executed() const { return kernels_executed_; }
   const std::map<std::string, KernelClassStats>& kernel_stats() const { return stats_; }
   const std::map<KernelPhaseKey, KernelClassStats>& kernel_phase_stats() const { return phase_stats_; }
+  // Records every kernel on a track per stream under `process` (nullptr: no tracing, the default).
+  void set_trace(util::TraceRecorder* trace, const std::string& process) {
+    trace_ = trace;
+    trace_process_ = process;
+  }
 
  protected:
   virtual void b_transport(tlm::tlm_generic_payload& payload, sc_core::sc_time& delay);
   void launch(proto::KernelLaunch& launch, const sc_core::sc_time& issue_time);
 
  private:
+  void trace_kernel(const proto::KernelLaunch& launch);
+
   int device_id_;
   std::array<sc_core::sc_time, kMaxStreams> stream_free_{};
   double busy_seconds_ = 0;
   std::uint64_t kernels_executed_ = 0;
   std::map<std::string, KernelClassStats> stats_;
   std::map<KernelPhaseKey, KernelClassStats> phase_stats_;
+  util::TraceRecorder* trace_ = nullptr;
+  std::string trace_process_;
+  std::array<int, kMaxStreams> trace_tracks_{};  // -1: not created yet
 };
 
 // What a GPU kind's factory receives.

@@ -70,6 +70,7 @@ void TpGroup::collective(proto::KernelLaunch& k, const sc_core::sc_time& issue) 
   const double seconds = sim::to_seconds(k.finish - k.start);
   comm_seconds_ += seconds;
   k.cost = {seconds / k.repeat, 0, 0, 0, kernels::Bound::Communication, 1.0};
+  if (trace_ != nullptr) trace_->kernel(trace_track_, k.step, k.kernel.name, "collective", k.start.value(), k.finish.value());
   wait_stream(kCommStream, k.finish);
   if (!k.overlap) {
     // Held back: from when compute could have gone on (input ready and launch issued) to the end.

@@ -16,6 +16,7 @@
 #include "hw/gpu/gpu_module.hpp"
 #include "sc_modules/tlm/payload_pool.hpp"
 #include "sc_modules/tlm/protocol.hpp"
+#include "sc_modules/util/trace_recorder.hpp"
 
 namespace ks::hw {
 
@@ -35,6 +36,11 @@ class TpGroup : public sc_core::sc_module {
   std::uint64_t collectives() const { return collectives_; }
   double comm_seconds() const { return comm_seconds_; }         // summed collective durations
   double exposed_comm_seconds() const { return exposed_s_; }    // compute streams held back by them
+  // Records each collective on `track` (nullptr: no tracing, the default).
+  void set_trace(util::TraceRecorder* trace, int track) {
+    trace_ = trace;
+    trace_track_ = track;
+  }
 
  private:
   void b_transport(tlm::tlm_generic_payload& payload, sc_core::sc_time& delay);
@@ -47,6 +53,8 @@ class TpGroup : public sc_core::sc_module {
   proto::PayloadPool sync_pool_, wait_pool_, coll_pool_;
   std::uint64_t collectives_ = 0;
   double comm_seconds_ = 0, exposed_s_ = 0;
+  util::TraceRecorder* trace_ = nullptr;
+  int trace_track_ = -1;
 };
 
 }  // namespace ks::hw

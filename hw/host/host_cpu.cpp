@@ -1,6 +1,7 @@
 #include "hw/host/host_cpu.hpp"
 
 #include <stdexcept>
+#include <utility>
 
 #include "sc_modules/tlm/extensions.hpp"
 
@@ -63,8 +64,23 @@ StepTiming HostCpu::execute_step(const kernels::StepKernels& step, const StepSha
   timing.total = after_gpu + timing.host_after;
 
   ++steps_;
+  if (trace_ != nullptr) trace_step(timing, step_id);
   sim::Environment::current().hold(timing.total);
   return timing;
+}
+
+void HostCpu::trace_step(const StepTiming& t, std::uint64_t step_id) const {
+  // sc_time values are picoseconds (sim::setup_kernel fixes the resolution); the phases tile the step.
+  const std::uint64_t start = sc_core::sc_time_stamp().value();
+  const std::string args = "{\"step\":" + std::to_string(step_id) + ",\"kernels\":" + std::to_string(t.kernels) + "}";
+  trace_->span(trace_track_, "step " + std::to_string(step_id), "step", start, start + t.total.value(), args);
+  if (!trace_->detailed(step_id)) return;
+  std::uint64_t at = start;
+  for (const auto& [name, d] : {std::pair<const char*, sc_core::sc_time>{"prepare", t.host_before},
+                                {"launch", t.launch}, {"wait", t.gpu_wait}, {"finish", t.host_after}}) {
+    trace_->span(trace_track_, name, "host", at, at + d.value());
+    at += d.value();
+  }
 }
 
 namespace {

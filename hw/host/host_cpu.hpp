@@ -21,6 +21,7 @@
 #include "sc_modules/sim/environment.hpp"
 #include "sc_modules/tlm/payload_pool.hpp"
 #include "sc_modules/tlm/protocol.hpp"
+#include "sc_modules/util/trace_recorder.hpp"
 
 namespace ks::hw {
 
@@ -46,6 +47,11 @@ class HostCpu : public sc_core::sc_module {
                           const std::vector<std::uint64_t>* request_ids = nullptr);
 
   std::uint64_t steps() const { return steps_; }
+  // Records each step (and, in detailed steps, its prepare/launch/wait/finish phases) on `track`.
+  void set_trace(util::TraceRecorder* trace, int track) {
+    trace_ = trace;
+    trace_track_ = track;
+  }
 
  private:
   void launch(const kernels::Kernel& kernel, int layer, std::uint64_t step_id,
@@ -59,6 +65,10 @@ class HostCpu : public sc_core::sc_module {
   proto::PayloadPool launch_pool_;
   proto::PayloadPool sync_pool_;
   std::uint64_t steps_ = 0;
+  util::TraceRecorder* trace_ = nullptr;
+  int trace_track_ = -1;
+
+  void trace_step(const StepTiming& timing, std::uint64_t step_id) const;
 };
 
 using HostRegistry = registry::Registry<HostCpu, const std::string&, const config::Params&>;

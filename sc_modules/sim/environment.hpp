@@ -86,6 +86,8 @@ class Environment : public sc_core::sc_module {
   void run(const Time& until);
   // Stops the current run() after the running item; run() may be called again later.
   void stop();
+  // Whether anything is still scheduled (false once a run has drained the agenda).
+  bool pending() const { return !agenda_.empty(); }
 
   std::uint64_t items_executed() const { return items_executed_; }
 

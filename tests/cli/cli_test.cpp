@@ -4,9 +4,11 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdlib>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -20,8 +22,7 @@ struct Result {
   std::string out;  // stdout and stderr together
 };
 
-Result kernelsight(const std::string& args) {
-  const std::string cmd = std::string(KS_CLI) + " " + args + " 2>&1";
+Result run_shell(const std::string& cmd) {
   FILE* pipe = popen(cmd.c_str(), "r");
   if (pipe == nullptr) return {-1, "popen failed"};
   std::string out;
@@ -30,6 +31,13 @@ Result kernelsight(const std::string& args) {
   while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) out.append(buf.data(), n);
   const int raw = pclose(pipe);
   return {WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, out};
+}
+
+Result kernelsight(const std::string& args) { return run_shell(std::string(KS_CLI) + " " + args + " 2>&1"); }
+
+// The same with stdout and stderr on a pseudo-terminal (script(1)), as in an interactive shell.
+Result kernelsight_on_terminal(const std::string& args) {
+  return run_shell("script -qec '" + std::string(KS_CLI) + " " + args + "' /dev/null");
 }
 
 std::string read(const fs::path& p) {
@@ -217,4 +225,149 @@ TEST(Cli, GpuOverridesSpecFilesAndHfConfigs) {
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.out.find("model.config"), std::string::npos) << r.out;
   for (const auto& d : {base, fast, file, phi}) fs::remove_all(d);
+}
+
+namespace {
+
+// The trace's events of one phase type ("X", "M", ...).
+std::vector<nlohmann::json> trace_events(const nlohmann::json& doc, const std::string& ph) {
+  std::vector<nlohmann::json> out;
+  for (const auto& e : doc["traceEvents"])
+    if (e["ph"] == ph) out.push_back(e);
+  return out;
+}
+
+// pid/tid of the track named `thread` (thread_name metadata); {-1, -1} when absent.
+std::pair<int, int> trace_track(const nlohmann::json& doc, const std::string& thread_prefix) {
+  for (const auto& m : trace_events(doc, "M"))
+    if (m["name"] == "thread_name" && m["args"]["name"].get<std::string>().rfind(thread_prefix, 0) == 0)
+      return {m["pid"].get<int>(), m["tid"].get<int>()};
+  return {-1, -1};
+}
+
+}  // namespace
+
+// One request alone: its TTFT is exactly the first engine step, which the host track shows as
+// "step 0"; the GPU stream shows that step's kernels inside it; two runs give the same bytes.
+TEST(Cli, TraceShowsTheStepsKernelsAndRequestsDeterministically) {
+  const fs::path a = temp_dir("trace_a"), b = temp_dir("trace_b");
+  const std::string set = " --set workload.num_requests=1 --set workload.output_tokens=8 -q";
+  const Result ra = kernelsight("run " + kQuickstart + set + " --out " + a.string() + " --trace " + (a / "t.json").string());
+  ASSERT_EQ(ra.status, 0) << ra.out;
+  EXPECT_NE(ra.out.find("ui.perfetto.dev"), std::string::npos) << ra.out;
+  ASSERT_EQ(kernelsight("run " + kQuickstart + set + " --out " + b.string() + " --trace " + (b / "t.json").string()).status, 0);
+  const std::string text = read(a / "t.json");
+  EXPECT_EQ(text, read(b / "t.json"));
+
+  const auto doc = nlohmann::json::parse(text);  // throws (fails the test) if not valid JSON
+  const auto summary = nlohmann::json::parse(read(a / "summary.json"));
+  const auto host = trace_track(doc, "host"), stream = trace_track(doc, "stream 0"), reqs = trace_track(doc, "requests");
+  ASSERT_NE(host.first, -1) << text.substr(0, 2000);
+  ASSERT_NE(stream.first, -1);
+  ASSERT_NE(reqs.first, -1);
+  EXPECT_NE(host.first, stream.first);  // the GPU is its own process group
+
+  double step0_ts = -1, step0_dur = -1, kernel_us = 0, kernel_end = 0;
+  int host_steps = 0, kernels = 0, step0_kernels = -1;
+  std::vector<std::string> phases;
+  for (const auto& e : trace_events(doc, "X")) {
+    const std::pair<int, int> where{e["pid"].get<int>(), e["tid"].get<int>()};
+    if (where == host && e["cat"] == "step") {
+      ++host_steps;
+      if (e["name"] == "step 0") step0_ts = e["ts"], step0_dur = e["dur"], step0_kernels = e["args"]["kernels"];
+    }
+    if (where == host && e["cat"] == "host" && phases.size() < 4) phases.push_back(e["name"]);
+    if (where == stream && e["args"]["step"] == 0) {
+      ++kernels;
+      EXPECT_TRUE(e["args"].contains("bound") && e["args"].contains("layer") && e["args"].contains("flops")) << e;
+      kernel_us += e["dur"].get<double>();
+      kernel_end = std::max(kernel_end, e["ts"].get<double>() + e["dur"].get<double>());
+    }
+  }
+  EXPECT_EQ(host_steps, 8);  // one prefill step, then one decode step per further token
+  EXPECT_EQ(host_steps, summary["engine_steps"]);
+  EXPECT_EQ(phases, (std::vector<std::string>{"prepare", "launch", "wait", "finish"}));
+  EXPECT_NEAR(step0_dur / 1e3, summary["mean_ttft_ms"].get<double>(), 1e-6);
+  EXPECT_EQ(kernels, step0_kernels);  // the GPU ran every kernel the host launched in step 0
+  EXPECT_GT(kernels, 100);  // per-kernel events in the first steps (32 layers x several kernels)
+  EXPECT_LT(kernel_us, step0_dur);
+  EXPECT_LE(kernel_end, step0_ts + step0_dur);
+
+  // The request: queued -> prefill -> decode, its prefill ending at the first token.
+  std::vector<std::string> request;
+  double prefill_b = -1, prefill_e = -1;
+  for (const auto& e : doc["traceEvents"]) {
+    if (e["ph"] != "b" && e["ph"] != "e") continue;
+    request.push_back(e["ph"].get<std::string>() + ":" + e["name"].get<std::string>());
+    if (e["name"] == "prefill") (e["ph"] == "b" ? prefill_b : prefill_e) = e["ts"];
+  }
+  EXPECT_EQ(request, (std::vector<std::string>{"b:request 0", "b:queued", "e:queued", "b:prefill", "e:prefill",
+                                               "b:decode", "e:decode", "e:request 0"}));
+  EXPECT_NEAR((prefill_e - prefill_b) / 1e3, summary["mean_ttft_ms"].get<double>(), 1e-6);
+  EXPECT_FALSE(trace_events(doc, "C").empty());  // queue and KV-cache counters
+  EXPECT_EQ(doc["otherData"]["truncated"], false);
+  fs::remove_all(a), fs::remove_all(b);
+}
+
+TEST(Cli, TraceLimitBoundsTheFileAndSaysItWasTruncated) {
+  const fs::path a = temp_dir("trace_limit");
+  const Result r = kernelsight("run " + kQuickstart + " --set workload.num_requests=20 -q --trace-limit 500 --out " +
+                               a.string() + " --trace " + (a / "t.json").string());
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("TRUNCATED at --trace-limit 500"), std::string::npos) << r.out;
+  const auto doc = nlohmann::json::parse(read(a / "t.json"));
+  std::size_t kept = 0;
+  for (const auto& e : doc["traceEvents"])
+    if (e["ph"] != "M" && e["ph"] != "i") ++kept;
+  EXPECT_EQ(kept, 500u);
+  EXPECT_EQ(doc["otherData"]["truncated"], true);
+  EXPECT_GT(doc["otherData"]["dropped_events"].get<int>(), 0);
+  fs::remove_all(a);
+}
+
+// Tensor parallelism: each GPU of the replica has its stream, and the all-reduces their track.
+TEST(Cli, TraceOfATensorParallelRunHasACollectiveTrack) {
+  const fs::path a = temp_dir("trace_tp");
+  const Result r = kernelsight("run " + kQuickstart + " --set workload.num_requests=2 --set parallel.tp=2 -q --out " +
+                               a.string() + " --trace " + (a / "t.json").string());
+  ASSERT_EQ(r.status, 0) << r.out;
+  const auto doc = nlohmann::json::parse(read(a / "t.json"));
+  std::set<std::string> processes;
+  for (const auto& m : trace_events(doc, "M"))
+    if (m["name"] == "process_name") processes.insert(m["args"]["name"].get<std::string>());
+  EXPECT_EQ(processes, (std::set<std::string>{"replica0", "replica0 gpu0 (device 0)", "replica0 gpu1 (device 1)",
+                                              "replica0 TP collectives"}));
+  const auto coll = trace_track(doc, "collectives over");
+  int all_reduces = 0;
+  for (const auto& e : trace_events(doc, "X"))
+    if (e["pid"] == coll.first && e["tid"] == coll.second && e["cat"] == "collective") ++all_reduces;
+  EXPECT_GT(all_reduces, 0);
+  fs::remove_all(a);
+}
+
+// stderr is a pipe here: no progress bar (no carriage returns, no bar text).
+TEST(Cli, NoProgressBarWhenStderrIsNotATerminal) {
+  const fs::path a = temp_dir("noprogress");
+  const Result r = kernelsight("run " + kQuickstart + " --set workload.num_requests=50 --out " + a.string());
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_EQ(r.out.find('\r'), std::string::npos);
+  EXPECT_EQ(r.out.find("requests  sim"), std::string::npos);
+  fs::remove_all(a);
+}
+
+// With a terminal (script(1) provides one) the bar is drawn, and slicing the run for it does not
+// change the results.
+TEST(Cli, ProgressBarOnATerminalLeavesTheResultsUnchanged) {
+  if (std::system("command -v script >/dev/null 2>&1") != 0) GTEST_SKIP() << "script(1) not available";
+  const fs::path a = temp_dir("progress_tty"), b = temp_dir("progress_pipe");
+  const std::string set = " --set workload.num_requests=200 --set workload.rate=20/s";
+  const Result tty = kernelsight_on_terminal("run " + kQuickstart + set + " --out " + a.string());
+  ASSERT_EQ(tty.status, 0) << tty.out;
+  EXPECT_NE(tty.out.find("requests  sim"), std::string::npos) << tty.out;
+  ASSERT_EQ(kernelsight("run " + kQuickstart + set + " --out " + b.string()).status, 0);
+  EXPECT_EQ(read(a / "summary.json"), read(b / "summary.json"));
+  EXPECT_EQ(read(a / "requests.csv"), read(b / "requests.csv"));
+  const Result quiet = kernelsight_on_terminal("run " + kQuickstart + set + " -q --out " + a.string());
+  EXPECT_EQ(quiet.out.find("requests  sim"), std::string::npos) << quiet.out;
+  fs::remove_all(a), fs::remove_all(b);
 }

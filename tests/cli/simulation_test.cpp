@@ -76,6 +76,38 @@ TEST(Simulation, IsolatedRequestsTakeExactlyTheirStepTimes) {
   EXPECT_EQ(sim.total_steps(), 5u * 20u);
 }
 
+// The same scenario traced and run in 7 ms slices (as the progress bar runs it): the host track's
+// step events last exactly the independently computed step times, and the metrics are unchanged.
+TEST(Simulation, TracedSlicedRunShowsEachStepWithItsComputedTime) {
+  config::Document doc = config::Document::parse(kScenario, "e2e.yaml");
+  doc.apply_override("workload.num_requests=1");
+  app::Simulation sim(doc);
+  sim.enable_trace({});
+  int slices = 0;
+  while (!sim.run_until(sim.now_seconds() + 0.007)) ++slices;
+  EXPECT_GT(slices, 10);
+  EXPECT_EQ(sim.completed(), 1);
+  EXPECT_EQ(sim.expected_requests(), 1);
+
+  kernels::StepBatch prefill;
+  prefill.prefills = {{1000, 0, true}};
+  std::vector<double> expected{step_seconds(prefill)};
+  for (int i = 1; i < 20; ++i) {
+    kernels::StepBatch d;
+    d.decode_contexts = {1000 + i};
+    expected.push_back(step_seconds(d));
+  }
+  EXPECT_NEAR(sim.summary().ttft.mean_ms, expected[0] * 1e3, 1e-6);
+
+  const auto doc_json = nlohmann::json::parse(sim.trace_json());
+  std::vector<double> steps_us;
+  for (const auto& e : doc_json["traceEvents"])
+    if (e["ph"] == "X" && e["cat"] == "step") steps_us.push_back(e["dur"].get<double>());
+  ASSERT_EQ(steps_us.size(), expected.size());
+  // 1 ns: each of a step's ~300 kernel times is rounded to the 1 ps resolution in the simulation.
+  for (std::size_t i = 0; i < expected.size(); ++i) EXPECT_NEAR(steps_us[i], expected[i] * 1e6, 1e-3) << "step " << i;
+}
+
 TEST(Simulation, UnderLoadEveryRequestCompletesAndMetricsAreConsistent) {
   config::Document doc = config::Document::parse(kScenario, "e2e.yaml");
   doc.apply_override("workload.rate=20/s");
