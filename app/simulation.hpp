@@ -25,6 +25,11 @@
 
 namespace ks::app {
 
+// What `--exact` sets: every shortcut off (one TLM transaction per kernel, no kernel-cost memo).
+// The fast path must give the same summary (tests/cli/exact_test.sh).
+inline constexpr const char* kExactOverrides[] = {"hardware.host.launch_granularity=kernel",
+                                                  "hardware.gpu.memoise=false"};
+
 class Simulation {
  public:
   // Elaborates the model. Throws config::ConfigError for bad scenarios; call

@@ -4,6 +4,11 @@
 // step (sampling, output processing). Launches are asynchronous: the host pays `launch_overhead`
 // per kernel while the GPU works through its stream, so small batches become launch-bound the way
 // real engines do and large ones GPU-bound.
+//
+// Transaction granularity (`launch_granularity`, a fidelity setting): `kernel` sends one TLM
+// transaction per kernel (~400 per step); `step` sends the whole step as one StepLaunch, which the
+// GPU prices per kernel with the same stream timing and statistics (docs/performance.md). Targets
+// that cannot take a step (TP groups) get kernel launches either way.
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -40,16 +45,22 @@ class HostCpu : public sc_core::sc_module {
                           const std::vector<std::uint64_t>* request_ids = nullptr);
 
   std::uint64_t steps() const { return steps_; }
+  bool step_granularity() const { return step_granularity_; }
 
  private:
+  // Sends the step as one StepLaunch; false if the target does not take steps.
+  bool launch_step(const kernels::StepKernels& step, std::uint64_t step_id,
+                   const std::vector<std::uint64_t>* request_ids, sc_core::sc_time& local);
   void launch(const kernels::Kernel& kernel, int layer, std::uint64_t step_id,
               const std::vector<std::uint64_t>* request_ids, sc_core::sc_time& local);
 
   sc_core::sc_time prepare_overhead_;
   sc_core::sc_time finish_overhead_;
   sc_core::sc_time launch_overhead_;
+  bool step_granularity_ = true;  // cleared for good once the target rejects a StepLaunch
   proto::PayloadPool launch_pool_;
   proto::PayloadPool sync_pool_;
+  proto::PayloadPool step_pool_;  // own pool: a payload carries one kind of request extension
   std::uint64_t steps_ = 0;
 };
 
