@@ -272,10 +272,17 @@ void Simulation::source_loop() {
   }
 }
 
-void Simulation::run() { env_->run(); }
+void Simulation::run() {
+  summary_.reset();
+  env_->run();
+  finished_ = true;
+}
 
 serving::BenchmarkSummary Simulation::summary() const {
-  return serving::summarize(metrics_.requests(), metrics_.itls_s(), metrics_.last_finish_s());
+  if (summary_) return *summary_;
+  serving::BenchmarkSummary s = serving::summarize(metrics_.requests(), metrics_.itls_s(), metrics_.last_finish_s());
+  if (finished_) summary_ = s;
+  return s;
 }
 
 std::uint64_t Simulation::total_steps() const {

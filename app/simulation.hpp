@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -78,7 +79,10 @@ class Simulation {
   std::string model_name_, gpu_name_, topology_name_;
   std::deque<serving::Request> requests_;
   std::int64_t submitted_ = 0;
-  std::unique_ptr<sim::Store<int>> completions_;  // closed-loop workloads: one item per finished request
+  std::unique_ptr<sim::Store<int>> completions_;
+  // Summarised once after run(): the percentiles sort every latency (millions of ITLs).
+  mutable std::optional<serving::BenchmarkSummary> summary_;
+  bool finished_ = false;  // closed-loop workloads: one item per finished request
 };
 
 }  // namespace ks::app

@@ -143,6 +143,15 @@ void GpuModule::launch_step(proto::StepLaunch& st, const sc_core::sc_time& issue
 
 // The layers' statistics: counters in one go, the floating-point sums added layer by layer in
 // launch order, so they round exactly as n x P separate launches do.
+bool GpuModule::layer_rows_shared() const {
+  for (std::size_t a = 0; a < layer_.size(); ++a) {
+    for (std::size_t b = a + 1; b < layer_.size(); ++b)
+      if (layer_[a].slots.by_class == layer_[b].slots.by_class || layer_[a].slots.by_phase == layer_[b].slots.by_phase)
+        return true;
+  }
+  return false;
+}
+
 void GpuModule::account_layers(int n) {
   if (n <= 0) return;
   const auto reps = static_cast<std::uint64_t>(n);
@@ -153,17 +162,47 @@ void GpuModule::account_layers(int n) {
       s->bound_counts[static_cast<std::size_t>(p.cost.bound)] += reps;
     }
   }
+  // Each report row sums its own values in order, so rows used by one kernel of the layer can be
+  // summed side by side (vectorised; IEEE adds round the same either way). busy_seconds_ takes
+  // every kernel in launch order.
   for (int layer = 0; layer < n; ++layer)
-    for (const PricedKernel& p : layer_) {
-      const double seconds = p.cost.seconds;
-      const double roofline = (p.cost.seconds - p.cost.launch_seconds) * p.cost.efficiency;
-      busy_seconds_ += seconds;
-      for (KernelClassStats* s : {p.slots.by_class, p.slots.by_phase}) {
-        s->busy_seconds += seconds;
-        s->flops += p.kernel->flops;
-        s->bytes += p.kernel->bytes;
-        s->roofline_seconds += roofline;
-      }
+    for (const PricedKernel& p : layer_) busy_seconds_ += p.cost.seconds;
+  sums_.clear();
+  addends_.clear();
+  for (const PricedKernel& p : layer_) {
+    const double roofline = (p.cost.seconds - p.cost.launch_seconds) * p.cost.efficiency;
+    for (KernelClassStats* s : {p.slots.by_class, p.slots.by_phase}) {
+      sums_.insert(sums_.end(), {s->busy_seconds, s->flops, s->bytes, s->roofline_seconds});
+      addends_.insert(addends_.end(), {p.cost.seconds, p.kernel->flops, p.kernel->bytes, roofline});
+    }
+  }
+  if (layer_rows_shared()) {  // a row twice in a layer: its adds interleave, go kernel by kernel
+    for (int layer = 0; layer < n; ++layer) {
+      std::size_t i = 0;
+      for (const PricedKernel& p : layer_)
+        for (KernelClassStats* s : {p.slots.by_class, p.slots.by_phase}) {
+          s->busy_seconds += addends_[i];
+          s->flops += addends_[i + 1];
+          s->bytes += addends_[i + 2];
+          s->roofline_seconds += addends_[i + 3];
+          i += 4;
+        }
+    }
+    return;
+  }
+  double* __restrict sums = sums_.data();  // restrict: lets the compiler vectorise the sums
+  const double* __restrict add = addends_.data();
+  const std::size_t count = sums_.size();
+  for (int layer = 0; layer < n; ++layer)
+    for (std::size_t i = 0; i < count; ++i) sums[i] += add[i];
+  std::size_t i = 0;
+  for (const PricedKernel& p : layer_)
+    for (KernelClassStats* s : {p.slots.by_class, p.slots.by_phase}) {
+      s->busy_seconds = sums[i];
+      s->flops = sums[i + 1];
+      s->bytes = sums[i + 2];
+      s->roofline_seconds = sums[i + 3];
+      i += 4;
     }
 }
 

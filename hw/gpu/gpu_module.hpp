@@ -96,6 +96,7 @@ class GpuModule : public sc_core::sc_module {
   void account(const kernels::Kernel& kernel, const kernels::KernelCost& cost, double total, int repeat,
                const StatsSlots& slots);
   void account_layers(int n);
+  bool layer_rows_shared() const;
   void price(const std::vector<kernels::Kernel>& kernels, std::vector<PricedKernel>& out);
 
   int device_id_;
@@ -106,6 +107,7 @@ class GpuModule : public sc_core::sc_module {
   std::map<KernelPhaseKey, KernelClassStats> phase_stats_;
   std::unordered_map<SlotKey, StatsSlots, SlotKeyHash> slots_;
   std::vector<PricedKernel> pre_, layer_, post_;  // launch_step scratch: no allocation per step
+  std::vector<double> sums_, addends_;
 };
 
 // What a GPU kind's factory receives.
