@@ -27,7 +27,7 @@
 namespace ks::app {
 
 // What `--exact` sets: every shortcut off (one TLM transaction per kernel, no kernel-cost memo).
-// The fast path must give the same summary (tests/cli/exact_test.sh).
+// The fast path must give the same summary (tests/cli/exact_cli_test.cpp).
 inline constexpr const char* kExactOverrides[] = {"hardware.host.launch_granularity=kernel",
                                                   "hardware.gpu.memoise=false"};
 
