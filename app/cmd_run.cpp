@@ -32,11 +32,15 @@ int cmd_run(const std::vector<std::string>& args) {
   bool quiet = false;
   std::string trace_path;
   util::TraceOptions trace_options;
+  bool exact = false;
   opts.add_options()("help,h", "show this help")(
       "set,s", po::value(&overrides)->composing(),
       "override a scenario value: --set workload.rate=8/s (repeatable)")(
       "out,o", po::value(&out_dir), "output folder (default: output.dir, else results/<name>)")(
       "quiet,q", po::bool_switch(&quiet), "do not print the metrics table")(
+      "exact", po::bool_switch(&exact),
+      "disable every simulation shortcut (one TLM transaction per kernel, no kernel-cost memo): the "
+      "reference the fast path must match (docs/performance.md)")(
       "slo", po::value(&slo_text), "goodput SLOs, e.g. ttft=200ms,tpot=50ms (bare numbers: ms)")(
       "trace", po::value(&trace_path), "write a Perfetto / Chrome trace-event timeline to this file")(
       "trace-limit", po::value(&trace_options.limit)->default_value(trace_options.limit),
@@ -70,6 +74,8 @@ int cmd_run(const std::vector<std::string>& args) {
   try {
     config::Document scenario = config::Document::load_file(scenario_path);
     for (const auto& assignment : overrides) scenario.apply_override(assignment);
+    if (exact)
+      for (const char* assignment : kExactOverrides) scenario.apply_override(assignment);
     const serving::Slo slo = slo_text.empty() ? serving::Slo{} : parse_slo(slo_text);
     Simulation sim(scenario);
     const std::string dir = out_dir.empty() ? sim.output_dir() : out_dir;

@@ -273,7 +273,11 @@ void Simulation::source_loop() {
   }
 }
 
-void Simulation::run() { env_->run(); }
+void Simulation::run() {
+  summary_.reset();
+  env_->run();
+  finished_ = true;
+}
 
 bool Simulation::run_until(double until_s) {
   if (until_s > env_->now_seconds()) env_->run(sim::seconds(until_s));
@@ -301,7 +305,10 @@ void Simulation::enable_trace(const util::TraceOptions& options) {
 std::string Simulation::trace_json() { return trace_ ? trace_->json() : std::string(); }
 
 serving::BenchmarkSummary Simulation::summary() const {
-  return serving::summarize(metrics_.requests(), metrics_.itls_s(), metrics_.last_finish_s());
+  if (summary_) return *summary_;
+  serving::BenchmarkSummary s = serving::summarize(metrics_.requests(), metrics_.itls_s(), metrics_.last_finish_s());
+  if (finished_) summary_ = s;
+  return s;
 }
 
 std::uint64_t Simulation::total_steps() const {

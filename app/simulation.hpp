@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,11 @@
 #include "serving/workload.hpp"
 
 namespace ks::app {
+
+// What `--exact` sets: every shortcut off (one TLM transaction per kernel, no kernel-cost memo).
+// The fast path must give the same summary (tests/cli/exact_cli_test.cpp).
+inline constexpr const char* kExactOverrides[] = {"hardware.host.launch_granularity=kernel",
+                                                  "hardware.gpu.memoise=false"};
 
 class Simulation {
  public:
@@ -91,6 +97,9 @@ class Simulation {
   std::unique_ptr<sim::Store<int>> completions_;
   std::unique_ptr<util::TraceRecorder> trace_;
   std::int64_t expected_requests_ = 0;  // closed-loop workloads: one item per finished request
+  // Summarised once after run(): the percentiles sort every latency (millions of ITLs).
+  mutable std::optional<serving::BenchmarkSummary> summary_;
+  bool finished_ = false;  // closed-loop workloads: one item per finished request
 };
 
 }  // namespace ks::app

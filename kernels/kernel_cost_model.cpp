@@ -29,6 +29,10 @@ std::size_t KernelCostModel::KeyHash::operator()(const Key& key) const {
 
 KernelCost KernelCostModel::cost(const Kernel& kernel) const {
   ++lookups_;
+  if (!memoise_) {
+    ++misses_;
+    return tier_ == Tier::Roofline ? roofline_cost(kernel, gpu_, roofline_launch_s_) : model_->cost(kernel, gpu_);
+  }
   const Key key{kernel.op, kernel.dtype, kernel.m, kernel.n, kernel.k, kernel.batch, kernel.flops, kernel.bytes};
   if (auto it = memo_.find(key); it != memo_.end()) return it->second;
   ++misses_;

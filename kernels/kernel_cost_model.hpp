@@ -19,6 +19,8 @@ class KernelCostModel {
   KernelCostModel(Tier tier, GpuSpec gpu, std::shared_ptr<const EfficiencyModel> model, double roofline_launch_s);
 
   KernelCost cost(const Kernel& kernel) const;
+  // Off: every call prices the kernel afresh (the `--exact` reference; results are the same).
+  void set_memoise(bool on) { memoise_ = on; }
   Tier tier() const { return tier_; }
   const GpuSpec& gpu() const { return gpu_; }
   std::uint64_t lookups() const { return lookups_; }
@@ -46,6 +48,7 @@ class KernelCostModel {
   double roofline_launch_s_;
   mutable std::unordered_map<Key, KernelCost, KeyHash> memo_;
   mutable std::uint64_t lookups_ = 0, misses_ = 0;
+  bool memoise_ = true;
 };
 
 }  // namespace ks::kernels

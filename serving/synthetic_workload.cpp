@@ -52,13 +52,18 @@ class SyntheticWorkload final : public Workload {
       if (p.string("length_trace").empty())
         throw config::ConfigError(p.mark("length_trace"), p.path() + ".length_trace",
                                   "prompt_dist/output_dist 'trace' needs length_trace: a trace file to sample lengths from");
+      const std::int64_t max_total = p.integer("length_trace_max_tokens");
       try {
         for (const TraceRow& row :
              read_trace(resolve_data_path(p.string("length_trace"), p.mark("length_trace").origin), TraceFormat::Auto))
-          lengths_.emplace_back(row.spec.prompt_tokens, row.spec.output_tokens);
+          if (max_total == 0 || row.spec.prompt_tokens + row.spec.output_tokens <= max_total)
+            lengths_.emplace_back(row.spec.prompt_tokens, row.spec.output_tokens);
       } catch (const std::exception& e) {
         throw config::ConfigError(p.mark("length_trace"), p.path() + ".length_trace", e.what());
       }
+      if (lengths_.empty())
+        throw config::ConfigError(p.mark("length_trace"), p.path() + ".length_trace",
+                                  "no (prompt, output) pair within length_trace_max_tokens");
     }
   }
 
@@ -172,6 +177,8 @@ const bool registered = [] {
         .integer(what + "_max", 0, "largest " + what + " length (0: unbounded; required for uniform)", 0);
   }
   schema.string("length_trace", std::string(""), "trace file whose (prompt, output) pairs are sampled")
+      .integer("length_trace_max_tokens", 0,
+               "drop trace pairs whose prompt + output exceeds this (0: keep all), as Vidur's max_tokens", 0)
       .number("shared_prefix_fraction", 0.0, "fraction of conversations starting with a shared system prompt", 0.0, 1.0)
       .integer("shared_prefix_tokens", 0, "length of the shared system prompt (added to the prompt)", 0)
       .integer("prefix_groups", 1, "distinct system prompts, chosen uniformly", 1)

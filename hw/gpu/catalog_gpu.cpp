@@ -34,7 +34,9 @@ class CatalogGpu final : public GpuModule {
         throw config::ConfigError(args.params.mark("tier"), args.params.path() + ".tier", e.what());
       }
     }
-    return kernels::KernelCostModel(tier, spec, model, args.params.number("kernel_overhead"));
+    kernels::KernelCostModel costs(tier, spec, model, args.params.number("kernel_overhead"));
+    costs.set_memoise(args.params.flag("memoise"));
+    return costs;
   }
 
   kernels::KernelCostModel costs_;
@@ -96,7 +98,10 @@ const bool registered = [] {
               "calibration file for the target tier (from `kernelsight calibrate`); default: the shipped one")
       .quantity("kernel_overhead", config::Dim::Time, std::string("2us"),
                 "fixed GPU-side time per kernel of the roofline tier (the learned tiers fit their own)", 0.0,
-                false);
+                false)
+      .flag("memoise", true,
+            "remember each kernel shape's cost (a pure function of the shape; off only for the --exact "
+            "reference run)");
   for (const kernels::GpuField& field : kernels::gpu_fields()) {
     schema.string(field.key, std::string(""), "override: " + field.doc + "; empty = from the spec");
   }

@@ -25,6 +25,12 @@ void GpuModule::b_transport(tlm::tlm_generic_payload& payload, sc_core::sc_time&
       return;
     }
     launch(*k, issue);  // asynchronous: the launcher's time does not move
+  } else if (auto* st = payload.get_extension<proto::StepLaunch>()) {
+    if (st->stream < 0 || st->stream >= kMaxStreams || st->kernels == nullptr) {
+      payload.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
+      return;
+    }
+    launch_step(*st, issue);
   } else if (auto* s = payload.get_extension<proto::Synchronize>()) {
     const sc_core::sc_time done = stream_free_at(s->stream);
     if (done > issue) delay += done - issue;
@@ -42,6 +48,34 @@ void GpuModule::b_transport(tlm::tlm_generic_payload& payload, sc_core::sc_time&
   payload.set_response_status(tlm::TLM_OK_RESPONSE);
 }
 
+std::size_t GpuModule::SlotKeyHash::operator()(const SlotKey& k) const {
+  return std::hash<const void*>()(k.name) ^ (static_cast<std::size_t>(k.op) << 8) ^
+         (static_cast<std::size_t>(k.phase) << 16);
+}
+
+GpuModule::StatsSlots GpuModule::slots_for(const kernels::Kernel& kernel) {
+  const SlotKey key{kernel.name, kernel.op, kernel.phase};
+  if (auto it = slots_.find(key); it != slots_.end()) return it->second;
+  // std::map nodes never move, so the pointers stay valid.
+  const StatsSlots slots{&stats_[kernel.name], &phase_stats_[{kernel.name, kernel.op, kernel.phase}]};
+  slots_.emplace(key, slots);
+  return slots;
+}
+
+void GpuModule::account(const kernels::Kernel& kernel, const kernels::KernelCost& cost, double total, int repeat,
+                        const StatsSlots& slots) {
+  busy_seconds_ += total;
+  kernels_executed_ += static_cast<std::uint64_t>(repeat);
+  for (KernelClassStats* s : {slots.by_class, slots.by_phase}) {
+    s->launches += static_cast<std::uint64_t>(repeat);
+    s->busy_seconds += total;
+    s->flops += kernel.flops * repeat;
+    s->bytes += kernel.bytes * repeat;
+    s->bound_counts[static_cast<std::size_t>(cost.bound)] += static_cast<std::uint64_t>(repeat);
+    s->roofline_seconds += (cost.seconds - cost.launch_seconds) * cost.efficiency * repeat;
+  }
+}
+
 void GpuModule::launch(proto::KernelLaunch& k, const sc_core::sc_time& issue_time) {
   k.cost = kernel_cost(k.kernel);
   auto& free_at = stream_free_[static_cast<std::size_t>(k.stream)];
@@ -49,24 +83,7 @@ void GpuModule::launch(proto::KernelLaunch& k, const sc_core::sc_time& issue_tim
   const double total = k.cost.seconds * k.repeat;
   k.finish = k.start + sc_core::sc_time(total, sc_core::SC_SEC);
   free_at = k.finish;
-
-  busy_seconds_ += total;
-  kernels_executed_ += static_cast<std::uint64_t>(k.repeat);
-  KernelClassStats& s = stats_[k.kernel.name];
-  s.launches += static_cast<std::uint64_t>(k.repeat);
-  s.busy_seconds += total;
-  s.flops += k.kernel.flops * k.repeat;
-  s.bytes += k.kernel.bytes * k.repeat;
-  s.bound_counts[static_cast<std::size_t>(k.cost.bound)] += static_cast<std::uint64_t>(k.repeat);
-  s.roofline_seconds += (k.cost.seconds - k.cost.launch_seconds) * k.cost.efficiency * k.repeat;
-  KernelClassStats& p = phase_stats_[{k.kernel.name, k.kernel.op, k.kernel.phase}];
-  p.launches += static_cast<std::uint64_t>(k.repeat);
-  p.busy_seconds += total;
-  p.flops += k.kernel.flops * k.repeat;
-  p.bytes += k.kernel.bytes * k.repeat;
-  p.bound_counts[static_cast<std::size_t>(k.cost.bound)] += static_cast<std::uint64_t>(k.repeat);
-  p.roofline_seconds += (k.cost.seconds - k.cost.launch_seconds) * k.cost.efficiency * k.repeat;
-
+  account(k.kernel, k.cost, total, k.repeat, slots_for(k.kernel));
   if (trace_ != nullptr) trace_kernel(k);
 }
 
@@ -86,6 +103,138 @@ void GpuModule::trace_kernel(const proto::KernelLaunch& k) {
   // sc_time values are picoseconds (sim::setup_kernel fixes the resolution).
   trace_->kernel(track, k.step, k.kernel.name, kernels::phase_name(k.kernel.phase), k.start.value(),
                  k.finish.value(), args);
+}
+
+void GpuModule::price(const std::vector<kernels::Kernel>& kernels, std::vector<PricedKernel>& out) {
+  out.clear();
+  for (const kernels::Kernel& kernel : kernels) {
+    const kernels::KernelCost cost = kernel_cost(kernel);
+    out.push_back({&kernel, cost, sc_core::sc_time(cost.seconds, sc_core::SC_SEC), slots_for(kernel)});
+  }
+}
+
+// The same stream timing as one launch per kernel, without walking every layer. A stream is a
+// max-plus recurrence: kernel i finishes at f_i = max(t_i, f_{i-1}) + d_i with issue times
+// t_i = t0 + (i + 1) L. Over one layer of P kernels this is f_out = max(f_in + D, b + A), where
+// D is the layer's GPU time, b the layer's base issue time and A = max_j((j + 1) L + d_j + ... +
+// d_{P-1}). Layer l has base b_0 + l P L, so after n layers the latest of the n issue terms is
+// the first layer's (P L <= D: GPU-bound) or the last one's (launch-bound). Integer picoseconds
+// throughout, so the result is exactly the per-kernel one. Statistics are added in the same
+// order as per-kernel launches, so kernels.csv is identical too.
+void GpuModule::launch_step(proto::StepLaunch& st, const sc_core::sc_time& issue_time) {
+  const kernels::StepKernels& step = *st.kernels;
+  price(step.pre, pre_);
+  price(step.per_layer, layer_);
+  price(step.post, post_);
+  const sc_core::sc_time L = st.launch_overhead;
+  auto& free_at = stream_free_[static_cast<std::size_t>(st.stream)];
+  sc_core::sc_time issued = issue_time;  // issue time of the last kernel so far
+  sc_core::sc_time f = free_at;
+  auto run_one = [&](const PricedKernel& p) {
+    issued += L;
+    f = std::max(issued, f) + p.duration;
+  };
+  for (const PricedKernel& p : pre_) run_one(p);
+
+  const int n = step.num_layers;
+  if (n > 0 && !layer_.empty()) {
+    const std::size_t P = layer_.size();
+    sc_core::sc_time D = sc_core::SC_ZERO_TIME, A = sc_core::SC_ZERO_TIME, suffix = sc_core::SC_ZERO_TIME;
+    for (std::size_t j = P; j-- > 0;) {
+      suffix += layer_[j].duration;
+      A = std::max(A, L * static_cast<double>(j + 1) + suffix);
+    }
+    D = suffix;
+    const sc_core::sc_time layer_launch = L * static_cast<double>(P);
+    const sc_core::sc_time b0 = issued;
+    const int latest = layer_launch <= D ? 0 : n - 1;  // the layer whose issue term dominates
+    const sc_core::sc_time from_issue =
+        b0 + layer_launch * static_cast<double>(latest) + A + D * static_cast<double>(n - 1 - latest);
+    f = std::max(f + D * static_cast<double>(n), from_issue);
+    issued = b0 + layer_launch * static_cast<double>(n);
+  }
+  for (const PricedKernel& p : post_) run_one(p);
+  free_at = f;
+  st.finish = f;
+
+  for (const PricedKernel& p : pre_) account(*p.kernel, p.cost, p.cost.seconds, 1, p.slots);
+  account_layers(n);
+  for (const PricedKernel& p : post_) account(*p.kernel, p.cost, p.cost.seconds, 1, p.slots);
+}
+
+// The layers' statistics: counters in one go, the floating-point sums added layer by layer in
+// launch order, so they round exactly as n x P separate launches do.
+bool GpuModule::layer_rows_shared() const {
+  for (std::size_t a = 0; a < layer_.size(); ++a) {
+    for (std::size_t b = a + 1; b < layer_.size(); ++b)
+      if (layer_[a].slots.by_class == layer_[b].slots.by_class || layer_[a].slots.by_phase == layer_[b].slots.by_phase)
+        return true;
+  }
+  return false;
+}
+
+void GpuModule::account_layers(int n) {
+  if (n <= 0) return;
+  const auto reps = static_cast<std::uint64_t>(n);
+  for (const PricedKernel& p : layer_) {
+    kernels_executed_ += reps;
+    for (KernelClassStats* s : {p.slots.by_class, p.slots.by_phase}) {
+      s->launches += reps;
+      s->bound_counts[static_cast<std::size_t>(p.cost.bound)] += reps;
+    }
+  }
+  // Each report row sums its own values in order, so rows used by one kernel of the layer can be
+  // summed side by side (each add rounds as it would one launch at a time). busy_seconds_ takes
+  // every kernel in launch order.
+  for (int layer = 0; layer < n; ++layer)
+    for (const PricedKernel& p : layer_) busy_seconds_ += p.cost.seconds;
+  sums_.clear();
+  addends_.clear();
+  for (const PricedKernel& p : layer_) {
+    const double roofline = (p.cost.seconds - p.cost.launch_seconds) * p.cost.efficiency;
+    for (KernelClassStats* s : {p.slots.by_class, p.slots.by_phase}) {
+      sums_.insert(sums_.end(), {s->busy_seconds, s->flops, s->bytes, s->roofline_seconds});
+      addends_.insert(addends_.end(), {p.cost.seconds, p.kernel->flops, p.kernel->bytes, roofline});
+    }
+  }
+  if (layer_rows_shared()) {  // a row twice in a layer: its adds interleave, go kernel by kernel
+    for (int layer = 0; layer < n; ++layer) {
+      std::size_t i = 0;
+      for (const PricedKernel& p : layer_)
+        for (KernelClassStats* s : {p.slots.by_class, p.slots.by_phase}) {
+          s->busy_seconds += addends_[i];
+          s->flops += addends_[i + 1];
+          s->bytes += addends_[i + 2];
+          s->roofline_seconds += addends_[i + 3];
+          i += 4;
+        }
+    }
+    return;
+  }
+  // Eight sums at a time held in registers across the layers (each kernel brings 2 rows x 4
+  // sums, so the count is a multiple of 8): independent add chains, no store per add.
+  double* sums = sums_.data();
+  const double* add = addends_.data();
+  for (std::size_t b = 0; b < sums_.size(); b += 8) {
+    double s0 = sums[b], s1 = sums[b + 1], s2 = sums[b + 2], s3 = sums[b + 3];
+    double s4 = sums[b + 4], s5 = sums[b + 5], s6 = sums[b + 6], s7 = sums[b + 7];
+    const double x0 = add[b], x1 = add[b + 1], x2 = add[b + 2], x3 = add[b + 3];
+    const double x4 = add[b + 4], x5 = add[b + 5], x6 = add[b + 6], x7 = add[b + 7];
+    for (int layer = 0; layer < n; ++layer) {
+      s0 += x0, s1 += x1, s2 += x2, s3 += x3, s4 += x4, s5 += x5, s6 += x6, s7 += x7;
+    }
+    sums[b] = s0, sums[b + 1] = s1, sums[b + 2] = s2, sums[b + 3] = s3;
+    sums[b + 4] = s4, sums[b + 5] = s5, sums[b + 6] = s6, sums[b + 7] = s7;
+  }
+  std::size_t i = 0;
+  for (const PricedKernel& p : layer_)
+    for (KernelClassStats* s : {p.slots.by_class, p.slots.by_phase}) {
+      s->busy_seconds = sums[i];
+      s->flops = sums[i + 1];
+      s->bytes = sums[i + 2];
+      s->roofline_seconds = sums[i + 3];
+      i += 4;
+    }
 }
 
 }  // namespace ks::hw

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include <systemc>
@@ -72,9 +73,38 @@ class GpuModule : public sc_core::sc_module {
  protected:
   virtual void b_transport(tlm::tlm_generic_payload& payload, sc_core::sc_time& delay);
   void launch(proto::KernelLaunch& launch, const sc_core::sc_time& issue_time);
+  void launch_step(proto::StepLaunch& step, const sc_core::sc_time& issue_time);
 
  private:
   void trace_kernel(const proto::KernelLaunch& launch);
+  // The report rows a kernel adds to, found by its static name pointer (a hash of a pointer, not
+  // a string compare per launch).
+  struct StatsSlots {
+    KernelClassStats* by_class;
+    KernelClassStats* by_phase;
+  };
+  struct SlotKey {
+    const char* name;
+    kernels::OpKind op;
+    kernels::Phase phase;
+    bool operator==(const SlotKey& o) const { return name == o.name && op == o.op && phase == o.phase; }
+  };
+  struct SlotKeyHash {
+    std::size_t operator()(const SlotKey& k) const;
+  };
+  // One priced kernel of a step: its stream time and where its statistics go.
+  struct PricedKernel {
+    const kernels::Kernel* kernel;
+    kernels::KernelCost cost;
+    sc_core::sc_time duration;
+    StatsSlots slots;
+  };
+  StatsSlots slots_for(const kernels::Kernel& kernel);
+  void account(const kernels::Kernel& kernel, const kernels::KernelCost& cost, double total, int repeat,
+               const StatsSlots& slots);
+  void account_layers(int n);
+  bool layer_rows_shared() const;
+  void price(const std::vector<kernels::Kernel>& kernels, std::vector<PricedKernel>& out);
 
   int device_id_;
   std::array<sc_core::sc_time, kMaxStreams> stream_free_{};
@@ -85,6 +115,9 @@ class GpuModule : public sc_core::sc_module {
   util::TraceRecorder* trace_ = nullptr;
   std::string trace_process_;
   std::array<int, kMaxStreams> trace_tracks_{};  // -1: not created yet
+  std::unordered_map<SlotKey, StatsSlots, SlotKeyHash> slots_;
+  std::vector<PricedKernel> pre_, layer_, post_;  // launch_step scratch: no allocation per step
+  std::vector<double> sums_, addends_;
 };
 
 // What a GPU kind's factory receives.

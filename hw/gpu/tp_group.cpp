@@ -82,6 +82,11 @@ void TpGroup::collective(proto::KernelLaunch& k, const sc_core::sc_time& issue) 
 
 void TpGroup::b_transport(tlm::tlm_generic_payload& payload, sc_core::sc_time& delay) {
   const sc_core::sc_time issue = sc_core::sc_time_stamp() + delay;
+  if (payload.get_extension<proto::StepLaunch>() != nullptr) {
+    // Its all-reduces must cross the fabric one by one: the host falls back to kernel launches.
+    payload.set_response_status(tlm::TLM_COMMAND_ERROR_RESPONSE);
+    return;
+  }
   try {
     if (auto* k = payload.get_extension<proto::KernelLaunch>()) {
       if (kernels::is_collective(k->kernel.op) && size() > 1) {

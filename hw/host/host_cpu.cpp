@@ -17,7 +17,30 @@ HostCpu::HostCpu(const sc_core::sc_module_name& name, std::unique_ptr<HostOverhe
       overheads_(std::move(overheads)),
       launch_policy_(launch),
       launch_overhead_(seconds(launch.per_kernel_s)),
-      graph_launch_overhead_(seconds(launch.graph_launch_s)) {}
+      graph_launch_overhead_(seconds(launch.graph_launch_s)),
+      step_granularity_(launch.step_granularity) {}
+
+bool HostCpu::launch_step(const kernels::StepKernels& step, std::uint64_t step_id,
+                          const std::vector<std::uint64_t>* request_ids, const sc_core::sc_time& per_kernel,
+                          sc_core::sc_time& local) {
+  proto::PooledPayload payload(step_pool_);
+  auto& ext = proto::PayloadPool::extension<proto::StepLaunch>(*payload);
+  ext.kernels = &step;
+  ext.launch_overhead = per_kernel;
+  ext.stream = 0;
+  ext.step = step_id;
+  ext.request_ids = request_ids;
+  payload->set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+  sc_core::sc_time delay = local;
+  gpu_socket->b_transport(*payload, delay);
+  if (payload->get_response_status() == tlm::TLM_COMMAND_ERROR_RESPONSE) return false;
+  if (payload->get_response_status() != tlm::TLM_OK_RESPONSE)
+    throw std::runtime_error(std::string(name()) + ": GPU rejected step " + std::to_string(step_id));
+  const std::size_t count = step.pre.size() + step.post.size() +
+                            step.per_layer.size() * static_cast<std::size_t>(step.num_layers);
+  local += per_kernel * static_cast<double>(count);
+  return true;
+}
 
 void HostCpu::launch(const kernels::Kernel& kernel, int layer, std::uint64_t step_id,
                      const std::vector<std::uint64_t>* request_ids, const sc_core::sc_time& per_kernel,
@@ -49,10 +72,16 @@ StepTiming HostCpu::execute_step(const kernels::StepKernels& step, const StepSha
   timing.cuda_graph = timing.kernels > 0 && launch_policy_.uses_graph(shape);
   if (timing.cuda_graph) local += graph_launch_overhead_;
   const sc_core::sc_time per_kernel = timing.cuda_graph ? sc_core::SC_ZERO_TIME : launch_overhead_;
-  for (const auto& k : step.pre) launch(k, -1, step_id, request_ids, per_kernel, local);
-  for (int layer = 0; layer < step.num_layers; ++layer)
-    for (const auto& k : step.per_layer) launch(k, layer, step_id, request_ids, per_kernel, local);
-  for (const auto& k : step.post) launch(k, -1, step_id, request_ids, per_kernel, local);
+  // One transaction per step unless the target cannot take it (TP groups) or the run is traced
+  // (the timeline needs every kernel's own start and finish).
+  bool as_step = step_granularity_ && trace_ == nullptr;
+  if (as_step) as_step = step_granularity_ = launch_step(step, step_id, request_ids, per_kernel, local);
+  if (!as_step) {
+    for (const auto& k : step.pre) launch(k, -1, step_id, request_ids, per_kernel, local);
+    for (int layer = 0; layer < step.num_layers; ++layer)
+      for (const auto& k : step.per_layer) launch(k, layer, step_id, request_ids, per_kernel, local);
+    for (const auto& k : step.post) launch(k, -1, step_id, request_ids, per_kernel, local);
+  }
   timing.launch = local - timing.host_before;
 
   proto::PooledPayload sync(sync_pool_);

@@ -5,6 +5,11 @@
 // per kernel (or one graph launch for a CUDA-graphed decode step) while the GPU works through its
 // stream, so small batches become host-bound the way real engines do and large ones GPU-bound.
 // What the phases cost comes from the kind's HostOverheads policy.
+//
+// Transaction granularity (`launch_granularity`, a fidelity setting): `kernel` sends one TLM
+// transaction per kernel (~400 per step); `step` sends the whole step as one StepLaunch, which the
+// GPU prices per kernel with the same stream timing and statistics (docs/performance.md). Targets
+// that cannot take a step (TP groups) get kernel launches either way.
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -52,8 +57,13 @@ class HostCpu : public sc_core::sc_module {
     trace_ = trace;
     trace_track_ = track;
   }
+  bool step_granularity() const { return step_granularity_; }
 
  private:
+  // Sends the step as one StepLaunch; false if the target does not take steps.
+  bool launch_step(const kernels::StepKernels& step, std::uint64_t step_id,
+                   const std::vector<std::uint64_t>* request_ids, const sc_core::sc_time& per_kernel,
+                   sc_core::sc_time& local);
   void launch(const kernels::Kernel& kernel, int layer, std::uint64_t step_id,
               const std::vector<std::uint64_t>* request_ids, const sc_core::sc_time& per_kernel,
               sc_core::sc_time& local);
@@ -62,8 +72,10 @@ class HostCpu : public sc_core::sc_module {
   LaunchPolicy launch_policy_;
   sc_core::sc_time launch_overhead_;
   sc_core::sc_time graph_launch_overhead_;
+  bool step_granularity_ = true;  // cleared for good once the target rejects a StepLaunch
   proto::PayloadPool launch_pool_;
   proto::PayloadPool sync_pool_;
+  proto::PayloadPool step_pool_;  // own pool: a payload carries one kind of request extension
   std::uint64_t steps_ = 0;
   util::TraceRecorder* trace_ = nullptr;
   int trace_track_ = -1;

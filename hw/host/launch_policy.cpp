@@ -13,7 +13,10 @@ void add_launch_params(config::Schema& schema) {
                "batches launch kernel by kernel",
                1)
       .quantity("graph_launch_overhead", config::Dim::Time, std::string("10us"),
-                "CPU time to launch one CUDA graph (not fitted: a typical cudaGraphLaunch cost)", 0.0, false);
+                "CPU time to launch one CUDA graph (not fitted: a typical cudaGraphLaunch cost)", 0.0, false)
+      .choice("launch_granularity", {"step", "kernel"}, std::string("step"),
+              "TLM transactions per engine step: step (one, priced per kernel with the same timing and "
+              "statistics) or kernel (one per kernel); see docs/performance.md");
 }
 
 LaunchPolicy launch_policy(const config::Params& params) {
@@ -22,6 +25,7 @@ LaunchPolicy launch_policy(const config::Params& params) {
   p.cuda_graphs = params.flag("cuda_graphs");
   p.max_graph_batch = params.integer("cuda_graph_max_batch_size");
   p.graph_launch_s = params.number("graph_launch_overhead");
+  p.step_granularity = params.string("launch_granularity") == "step";
   return p;
 }
 

@@ -15,6 +15,7 @@ struct LaunchPolicy {
   bool cuda_graphs = false;
   std::int64_t max_graph_batch = 512;
   double graph_launch_s = 10e-6;
+  bool step_granularity = true;  // one TLM transaction per step (else one per kernel)
 
   bool uses_graph(const StepShape& shape) const {
     return cuda_graphs && shape.pure_decode && shape.sequences > 0 && shape.sequences <= max_graph_batch;

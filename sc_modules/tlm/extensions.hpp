@@ -10,6 +10,7 @@
 
 #include "kernels/kernel.hpp"
 #include "kernels/roofline.hpp"
+#include "kernels/step_decomposer.hpp"
 #include "sc_modules/tlm/collective_types.hpp"
 
 namespace ks::proto {
@@ -41,6 +42,23 @@ struct KernelLaunch : Extension<KernelLaunch> {
   sc_core::sc_time start;           // absolute start time of the first repeat
   sc_core::sc_time finish;          // absolute completion time of the last repeat
   kernels::KernelCost cost{};       // cost of one repeat
+};
+
+// Launch a whole engine step (pre kernels, `num_layers` identical layers, post kernels) in one
+// transaction: the step-granularity fidelity setting of the host. Kernel i of the step counts as
+// issued at issue + (i + 1) * launch_overhead, exactly as one KernelLaunch per kernel from a host
+// paying launch_overhead before each; the GPU returns the same stream timing and per-kernel
+// statistics. A target that cannot price a step as a whole (a TP group, whose collectives cross
+// the fabric) answers TLM_COMMAND_ERROR_RESPONSE and the host falls back to kernel launches.
+struct StepLaunch : Extension<StepLaunch> {
+  // request
+  const kernels::StepKernels* kernels = nullptr;  // not owned
+  sc_core::sc_time launch_overhead;
+  int stream = 0;
+  std::uint64_t step = 0;
+  const std::vector<std::uint64_t>* request_ids = nullptr;  // not owned
+  // response
+  sc_core::sc_time finish;  // completion of the step's last kernel
 };
 
 // Wait until every kernel issued to a stream (or all streams: stream = -1) has finished.

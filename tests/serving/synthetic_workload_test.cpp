@@ -1,6 +1,7 @@
 // Synthetic and trace workloads: statistics of the draws, prefix identities, trace formats.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <deque>
 
@@ -149,6 +150,18 @@ TEST(TraceWorkload, ReadsVidurAzureAndJsonl) {
   EXPECT_EQ(j[1].prefix_group, 2u);  // file group 1, shifted so 0 means none
   EXPECT_EQ(j[1].group_tokens, 512);
   EXPECT_DOUBLE_EQ(j[1].arrival_s, 0.25);
+}
+
+// Benchmark case 0 samples trace lengths with prompt + output <= 4096, as Vidur's max_tokens.
+TEST(SyntheticWorkload, TraceLengthsAboveTheLimitAreDropped) {
+  const std::string base = "prompt_dist: trace\noutput_dist: trace\nnum_requests: 3000\n"
+                           "length_trace: data/traces/splitwise_conv.csv\n";
+  std::int64_t longest = 0;
+  for (const auto& r : drain(*make("synthetic", base))) longest = std::max(longest, r.prompt_tokens + r.output_tokens);
+  EXPECT_GT(longest, 4096);  // the trace has longer pairs
+  for (const auto& r : drain(*make("synthetic", base + "length_trace_max_tokens: 4096\n")))
+    EXPECT_LE(r.prompt_tokens + r.output_tokens, 4096);
+  EXPECT_THROW(make("synthetic", base + "length_trace_max_tokens: 1\n"), config::ConfigError);  // nothing left
 }
 
 TEST(TraceWorkload, BadFilesAreConfigErrors) {
