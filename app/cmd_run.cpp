@@ -7,6 +7,7 @@
 
 #include <boost/program_options.hpp>
 
+#include "app/cli_options.hpp"
 #include "app/commands.hpp"
 #include "app/outputs.hpp"
 #include "app/progress_bar.hpp"
@@ -71,7 +72,7 @@ int cmd_run(const std::vector<std::string>& args) {
     return kExitBadInput;
   }
 
-  try {
+  return run_reporting_errors([&] {
     config::Document scenario = config::Document::load_file(scenario_path);
     for (const auto& assignment : overrides) scenario.apply_override(assignment);
     if (exact)
@@ -117,13 +118,7 @@ int cmd_run(const std::vector<std::string>& args) {
                  summary.duration_s, wall, static_cast<unsigned long long>(sim.total_steps()),
                  static_cast<unsigned long long>(sim.total_kernels()), dir.c_str());
     return kExitOk;
-  } catch (const config::ConfigError& e) {
-    std::cerr << "error: " << e.what() << "\n";
-    return kExitBadInput;
-  } catch (const std::exception& e) {
-    std::cerr << "error: " << e.what() << "\n";
-    return kExitFailure;
-  }
+  });
 }
 
 }  // namespace ks::app

@@ -1,5 +1,7 @@
 // The kernelsight binary as a user runs it: exit codes, messages, outputs, determinism.
 #include <gtest/gtest.h>
+
+#include "tests/support/cli_runner.hpp"
 #include <sys/wait.h>
 
 #include <algorithm>
@@ -17,23 +19,11 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct Result {
-  int status;
-  std::string out;  // stdout and stderr together
-};
+using Result = ks::testing::CliResult;
 
-Result run_shell(const std::string& cmd) {
-  FILE* pipe = popen(cmd.c_str(), "r");
-  if (pipe == nullptr) return {-1, "popen failed"};
-  std::string out;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) out.append(buf.data(), n);
-  const int raw = pclose(pipe);
-  return {WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, out};
-}
+using ks::testing::run_shell;
 
-Result kernelsight(const std::string& args) { return run_shell(std::string(KS_CLI) + " " + args + " 2>&1"); }
+Result kernelsight(const std::string& args) { return ks::testing::run_cli(KS_CLI, args); }
 
 // The same with stdout and stderr on a pseudo-terminal (script(1)), as in an interactive shell.
 Result kernelsight_on_terminal(const std::string& args) {

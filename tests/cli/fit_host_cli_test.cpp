@@ -1,6 +1,8 @@
 // `kernelsight fit-host` as a user runs it; the figures quoted in docs/hardware.md must be the
 // ones it prints.
 #include <gtest/gtest.h>
+
+#include "tests/support/cli_runner.hpp"
 #include <sys/wait.h>
 
 #include <array>
@@ -11,21 +13,9 @@
 
 namespace {
 
-struct Result {
-  int status;
-  std::string out;
-};
+using Result = ks::testing::CliResult;
 
-Result kernelsight(const std::string& args) {
-  FILE* pipe = popen((std::string(KS_CLI) + " " + args + " 2>&1").c_str(), "r");
-  if (pipe == nullptr) return {-1, "popen failed"};
-  std::string out;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) out.append(buf.data(), n);
-  const int raw = pclose(pipe);
-  return {WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, out};
-}
+Result kernelsight(const std::string& args) { return ks::testing::run_cli(KS_CLI, args); }
 
 }  // namespace
 

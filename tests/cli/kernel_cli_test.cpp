@@ -1,5 +1,7 @@
 // The kernel-model commands as a user runs them: kernels, import, calibrate, validate.
 #include <gtest/gtest.h>
+
+#include "tests/support/cli_runner.hpp"
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -15,20 +17,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct Result {
-  int status;
-  std::string out;
-};
+using Result = ks::testing::CliResult;
 
-Result kernelsight(const std::string& args) {
-  FILE* pipe = popen((std::string(KS_CLI) + " " + args + " 2>&1").c_str(), "r");
-  std::string out;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) out.append(buf.data(), n);
-  const int raw = pclose(pipe);
-  return {WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, out};
-}
+Result kernelsight(const std::string& args) { return ks::testing::run_cli(KS_CLI, args); }
 
 std::string read(const fs::path& p) {
   std::stringstream ss;

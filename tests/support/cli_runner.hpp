@@ -1,0 +1,33 @@
+#pragma once
+// Runs the kernelsight binary as a user would (through the shell) and captures its exit status
+// and output, for CLI tests.
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <string>
+
+namespace ks::testing {
+
+struct CliResult {
+  int status;       // exit status, -1 if the process did not exit normally
+  std::string out;  // stdout and stderr together
+};
+
+inline CliResult run_shell(const std::string& command) {
+  FILE* pipe = popen(command.c_str(), "r");
+  if (pipe == nullptr) return {-1, "popen failed"};
+  std::string out;
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) out.append(buf.data(), n);
+  const int raw = pclose(pipe);
+  return {WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, out};
+}
+
+// `cli` is the binary's path (the tests get it as KS_CLI from CMake).
+inline CliResult run_cli(const char* cli, const std::string& args) {
+  return run_shell(std::string(cli) + " " + args + " 2>&1");
+}
+
+}  // namespace ks::testing
