@@ -29,9 +29,10 @@ const std::vector<EngineProfile>& engine_profiles() {
         {"hardware.host.finish_overhead", "100us"},
         {"hardware.host.launch_overhead", "2us"}}},
       {"trtllm", "TensorRT-LLM: in-flight batching without chunked context, C++ runtime",
-       {{"engine.kind", "vllm_v1"},
-        {"engine.enable_chunked_prefill", "false"},
-        {"engine.max_num_seqs", "256"},
+       // In-flight batching with the GUARANTEED_NO_EVICT capacity scheduler (KV for the whole
+       // output reserved at admission) and the trtllm-build default max_batch_size of 2048.
+       {{"engine.kind", "orca"},
+        {"engine.max_num_seqs", "2048"},
         {"engine.max_num_batched_tokens", "8192"},
         {"hardware.host.prepare_overhead", "100us"},
         {"hardware.host.finish_overhead", "50us"},
