@@ -7,6 +7,7 @@
 #include <systemc>  // declares sc_main extern "C"
 
 #include "app/commands.hpp"
+#include "app/plugins.hpp"
 #include "sc_modules/sim/kernel_setup.hpp"
 
 namespace {
@@ -24,6 +25,7 @@ void print_usage(std::ostream& out) {
          "  collective --topology T --kind K --gpus N --bytes B  predicted time of one collective\n"
          "  validate-collectives [--out FILE.md]                 measured vs predicted collectives\n"
          "  fit-host [--measurements a100|a40|F.csv]...          fit host CPU overheads, leave-one-model-out error\n\n"
+         "Every command takes --plugin LIB.so (repeatable): a shared library registering more kinds.\n"
          "`kernelsight <command> --help` describes each command.\n";
 }
 
@@ -38,6 +40,12 @@ int sc_main(int argc, char* argv[]) {
   }
   const std::string command = args.front();
   args.erase(args.begin());
+  try {
+    ks::app::load_plugins(args);
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "error: " << e.what() << "\n";
+    return ks::app::kExitBadInput;
+  }
   if (command == "-h" || command == "--help" || command == "help") {
     print_usage(std::cout);
     return ks::app::kExitOk;
