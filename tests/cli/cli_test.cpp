@@ -19,11 +19,11 @@ namespace fs = std::filesystem;
 
 namespace {
 
-using Result = ks::testing::CliResult;
+using Result = ks::test_support::CliResult;
 
-using ks::testing::run_shell;
+using ks::test_support::run_shell;
 
-Result kernelsight(const std::string& args) { return ks::testing::run_cli(KS_CLI, args); }
+Result kernelsight(const std::string& args) { return ks::test_support::run_cli(KS_CLI, args); }
 
 // The same with stdout and stderr on a pseudo-terminal (script(1)), as in an interactive shell.
 Result kernelsight_on_terminal(const std::string& args) {

@@ -17,9 +17,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-using Result = ks::testing::CliResult;
+using Result = ks::test_support::CliResult;
 
-Result kernelsight(const std::string& args) { return ks::testing::run_cli(KS_CLI, args); }
+Result kernelsight(const std::string& args) { return ks::test_support::run_cli(KS_CLI, args); }
 
 std::string read(const fs::path& p) {
   std::stringstream ss;

@@ -9,10 +9,10 @@
 #include "tests/support/cli_runner.hpp"
 
 namespace fs = std::filesystem;
-using ks::testing::CliResult;
+using ks::test_support::CliResult;
 
 namespace {
-CliResult kernelsight(const std::string& args) { return ks::testing::run_cli(KS_CLI, args); }
+CliResult kernelsight(const std::string& args) { return ks::test_support::run_cli(KS_CLI, args); }
 const std::string kPlugin = std::string(" --plugin ") + KS_PLUGIN;
 const std::string kQuickstart = std::string(KS_SOURCE_DIR) + "/scenarios/quickstart.yaml";
 

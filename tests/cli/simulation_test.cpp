@@ -8,6 +8,7 @@
 #include "kernels/calibration_store.hpp"
 
 #include "app/simulation.hpp"
+#include "tests/support/step_time.hpp"
 #include "kernels/gpu_spec.hpp"
 #include "kernels/model_config.hpp"
 #include "kernels/roofline.hpp"
@@ -36,16 +37,7 @@ double step_seconds(const kernels::StepBatch& batch,
   const auto* gpu = kernels::find_builtin_gpu("a100_sxm_80gb");
   if (!kernel_seconds) kernel_seconds = [&](const kernels::Kernel& k) { return kernels::roofline_cost(k, *gpu, 2e-6).seconds; };
   const auto sk = kernels::decompose_step(*model, batch, kernels::DType::BF16, kernels::DType::BF16);
-  double t = 300e-6, gpu_free = 0;
-  auto one = [&](const kernels::Kernel& k) {
-    t += 5e-6;
-    gpu_free = std::max(t, gpu_free) + kernel_seconds(k);
-  };
-  for (const auto& k : sk.pre) one(k);
-  for (int l = 0; l < sk.num_layers; ++l)
-    for (const auto& k : sk.per_layer) one(k);
-  for (const auto& k : sk.post) one(k);
-  return std::max(t, gpu_free) + 200e-6;
+  return test_support::async_step_time(sk, 300e-6, 5e-6, 200e-6, kernel_seconds).seconds;
 }
 
 }  // namespace

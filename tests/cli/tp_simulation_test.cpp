@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "app/simulation.hpp"
+#include "tests/support/step_time.hpp"
 #include "kernels/gpu_spec.hpp"
 #include "kernels/model_config.hpp"
 #include "kernels/roofline.hpp"
@@ -38,18 +39,9 @@ double step_seconds(const kernels::StepBatch& batch, int tp) {
   const auto* model = kernels::find_builtin_model("llama-3-8b");
   const auto* gpu = kernels::find_builtin_gpu("a100_sxm_80gb");
   const auto sk = kernels::decompose_step(*model, batch, kernels::DType::BF16, kernels::DType::BF16, {tp, 1});
-  double t = 300e-6, gpu_free = 0;
-  auto one = [&](const kernels::Kernel& k) {
-    t += 5e-6;
-    const double start = std::max(t, gpu_free);
-    gpu_free = start + (kernels::is_collective(k.op) ? collective_seconds(k)
-                                                     : kernels::roofline_cost(k, *gpu, 2e-6).seconds);
-  };
-  for (const auto& k : sk.pre) one(k);
-  for (int l = 0; l < sk.num_layers; ++l)
-    for (const auto& k : sk.per_layer) one(k);
-  for (const auto& k : sk.post) one(k);
-  return std::max(t, gpu_free) + 200e-6;
+  return test_support::async_step_time(sk, 300e-6, 5e-6, 200e-6, [&](const kernels::Kernel& k) {
+           return kernels::is_collective(k.op) ? collective_seconds(k) : kernels::roofline_cost(k, *gpu, 2e-6).seconds;
+         }).seconds;
 }
 
 }  // namespace

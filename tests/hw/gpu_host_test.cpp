@@ -12,6 +12,8 @@
 #include "kernels/roofline.hpp"
 #include "kernels/step_decomposer.hpp"
 #include "sc_modules/config/document.hpp"
+#include "tests/support/schema_params.hpp"
+#include "tests/support/step_time.hpp"
 #include "sc_modules/sim/sim.hpp"
 #include "sc_modules/tlm/payload_pool.hpp"
 
@@ -19,10 +21,9 @@ using namespace ks;
 
 namespace {
 
+using ks::test_support::resolve_params;
 config::Params resolve(const std::string& yaml, const config::Schema& schema) {
-  static std::vector<config::Document> docs;
-  docs.push_back(config::Document::parse(yaml, "test.yaml"));
-  return docs.back().root().resolve(schema);
+  return resolve_params(yaml, schema);
 }
 
 std::unique_ptr<hw::GpuModule> make_gpu(const std::string& yaml) {
@@ -122,18 +123,11 @@ TEST(HostCpu, StepTimeFollowsAsynchronousLaunchSemantics) {
 
   const auto* model = kernels::find_builtin_model("llama-3-8b");
   auto expected_step = [&](const kernels::StepKernels& sk, double* gpu_wait) {
-    double t = 400e-6, gpu_free = 0;
-    auto one = [&](const kernels::Kernel& k) {
-      t += 15e-6;
-      const double cost = kernels::roofline_cost(k, gpu->spec(), 3e-6).seconds;
-      gpu_free = std::max(t, gpu_free) + cost;
-    };
-    for (const auto& k : sk.pre) one(k);
-    for (int l = 0; l < sk.num_layers; ++l)
-      for (const auto& k : sk.per_layer) one(k);
-    for (const auto& k : sk.post) one(k);
-    *gpu_wait = std::max(0.0, gpu_free - t);
-    return std::max(t, gpu_free) + 300e-6;
+    const auto want = test_support::async_step_time(sk, 400e-6, 15e-6, 300e-6, [&](const kernels::Kernel& k) {
+      return kernels::roofline_cost(k, gpu->spec(), 3e-6).seconds;
+    });
+    *gpu_wait = want.gpu_wait_s;
+    return want.seconds;
   };
 
   // One decode reads all 16 GB of weights (~4.8 ms at 3.35 TB/s) but launches ~356 kernels at

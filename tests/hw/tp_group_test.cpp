@@ -7,6 +7,7 @@
 #include "hw/interconnect/fabric_module.hpp"
 #include "hw/interconnect/topology_presets.hpp"
 #include "sc_modules/config/document.hpp"
+#include "tests/support/schema_params.hpp"
 #include "sc_modules/sim/sim.hpp"
 #include "sc_modules/tlm/payload_pool.hpp"
 
@@ -14,10 +15,9 @@ using namespace ks;
 
 namespace {
 
+using ks::test_support::resolve_params;
 config::Params resolve(const std::string& yaml, const config::Schema& schema) {
-  static std::vector<config::Document> docs;
-  docs.push_back(config::Document::parse(yaml, "test.yaml"));
-  return docs.back().root().resolve(schema);
+  return resolve_params(yaml, schema);
 }
 
 struct Rig {

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "kernels/step_decomposer.hpp"
+#include "tests/support/kernel_lookup.hpp"
 
 namespace ks::kernels {
 namespace {
@@ -12,17 +13,9 @@ namespace {
 const ModelConfig& mixtral() { return *find_builtin_model("mixtral-8x7b"); }
 const ModelConfig& phi2() { return *find_builtin_model("phi-2"); }
 
-std::vector<std::string> names(const std::vector<Kernel>& kernels) {
-  std::vector<std::string> out;
-  for (const Kernel& k : kernels) out.emplace_back(k.name);
-  return out;
-}
-
-const Kernel& find(const std::vector<Kernel>& kernels, const std::string& name) {
-  for (const Kernel& k : kernels) {
-    if (name == k.name) return k;
-  }
-  throw std::runtime_error("no kernel " + name);
+std::vector<std::string> names(const std::vector<Kernel>& list) { return ks::test_support::kernel_names(list); }
+const Kernel& find(const std::vector<Kernel>& list, const std::string& name) {
+  return ks::test_support::kernel_named(list, name);
 }
 
 double sum_over(const std::vector<Kernel>& kernels, bool (*pick)(const Kernel&),

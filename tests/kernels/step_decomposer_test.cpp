@@ -1,4 +1,5 @@
 #include "kernels/step_decomposer.hpp"
+#include "tests/support/kernel_lookup.hpp"
 
 #include <gtest/gtest.h>
 
@@ -12,17 +13,9 @@ namespace {
 const ModelConfig& llama2_7b() { return *find_builtin_model("llama-2-7b"); }
 const ModelConfig& llama2_70b() { return *find_builtin_model("llama-2-70b"); }
 
-std::vector<std::string> names(const std::vector<Kernel>& kernels) {
-  std::vector<std::string> out;
-  for (const Kernel& k : kernels) out.emplace_back(k.name);
-  return out;
-}
-
-const Kernel& find(const std::vector<Kernel>& kernels, const std::string& name) {
-  for (const Kernel& k : kernels) {
-    if (name == k.name) return k;
-  }
-  throw std::runtime_error("no kernel " + name);
+std::vector<std::string> names(const std::vector<Kernel>& list) { return ks::test_support::kernel_names(list); }
+const Kernel& find(const std::vector<Kernel>& list, const std::string& name) {
+  return ks::test_support::kernel_named(list, name);
 }
 
 int count(const std::vector<Kernel>& kernels, OpKind op) {

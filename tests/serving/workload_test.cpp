@@ -5,16 +5,14 @@
 #include <cmath>
 
 #include "sc_modules/config/document.hpp"
+#include "tests/support/schema_params.hpp"
 
 using namespace ks;
 
 namespace {
 std::unique_ptr<serving::Workload> make_poisson(const std::string& yaml, std::uint64_t seed) {
-  static std::vector<config::Document> docs;  // Params keep marks; keep documents alive
-  docs.push_back(config::Document::parse(yaml, "test.yaml"));
   const auto& entry = serving::workload_registry().get("poisson", {}, "workload.kind");
-  const config::Params p = docs.back().root().resolve(entry.schema);
-  return entry.make({p, seed});
+  return entry.make({ks::test_support::resolve_params(yaml, entry.schema), seed});
 }
 }  // namespace
 

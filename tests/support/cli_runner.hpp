@@ -7,7 +7,7 @@
 #include <cstdio>
 #include <string>
 
-namespace ks::testing {
+namespace ks::test_support {
 
 struct CliResult {
   int status;       // exit status, -1 if the process did not exit normally
@@ -30,4 +30,4 @@ inline CliResult run_cli(const char* cli, const std::string& args) {
   return run_shell(std::string(cli) + " " + args + " 2>&1");
 }
 
-}  // namespace ks::testing
+}  // namespace ks::test_support
