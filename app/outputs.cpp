@@ -78,13 +78,7 @@ std::string kernels_csv(const Simulation& sim) {
   for (const hw::GpuModule* g : sim.gpus()) {
     gpu_time += g->busy_seconds();
     for (const auto& [key, s] : g->kernel_phase_stats()) {
-      hw::KernelClassStats& t = total[key];
-      t.launches += s.launches;
-      t.busy_seconds += s.busy_seconds;
-      t.flops += s.flops;
-      t.bytes += s.bytes;
-      t.roofline_seconds += s.roofline_seconds;
-      for (std::size_t i = 0; i < t.bound_counts.size(); ++i) t.bound_counts[i] += s.bound_counts[i];
+      total[key].merge(s);
     }
   }
   std::string out =
@@ -94,14 +88,14 @@ std::string kernels_csv(const Simulation& sim) {
     std::size_t bound = 0;  // the bound most launches hit
     for (std::size_t i = 1; i < s.bound_counts.size(); ++i)
       if (s.bound_counts[i] > s.bound_counts[bound]) bound = i;
-    const double t = s.busy_seconds;
+    const double t = s.busy_seconds();
     out += key.name + "," + std::string(kernels::op_name(key.op)) + "," + std::string(kernels::phase_name(key.phase)) +
            "," + std::to_string(s.launches) + "," + fmt("%.9f", t) + "," + fmt("%.6f", gpu_time > 0 ? t / gpu_time : 0) +
-           "," + fmt("%.3f", s.launches ? t / static_cast<double>(s.launches) * 1e6 : 0) + "," + fmt("%.6e", s.flops) +
-           "," + fmt("%.6e", s.bytes) + "," + fmt("%.3f", t > 0 ? s.flops / t / 1e12 : 0) + "," +
-           fmt("%.3f", t > 0 ? s.bytes / t / 1e9 : 0) + "," +
-           std::string(kernels::bound_name(static_cast<kernels::Bound>(bound))) + "," + fmt("%.9f", s.roofline_seconds) +
-           "," + fmt("%.4f", t > 0 ? s.roofline_seconds / t : 0) + "\n";
+           "," + fmt("%.3f", s.launches ? t / static_cast<double>(s.launches) * 1e6 : 0) + "," + fmt("%.6e", s.flops()) +
+           "," + fmt("%.6e", s.bytes()) + "," + fmt("%.3f", t > 0 ? s.flops() / t / 1e12 : 0) + "," +
+           fmt("%.3f", t > 0 ? s.bytes() / t / 1e9 : 0) + "," +
+           std::string(kernels::bound_name(static_cast<kernels::Bound>(bound))) + "," + fmt("%.9f", s.roofline_seconds()) +
+           "," + fmt("%.4f", t > 0 ? s.roofline_seconds() / t : 0) + "\n";
   }
   return out;
 }

@@ -306,7 +306,7 @@ std::string Simulation::trace_json() { return trace_ ? trace_->json() : std::str
 
 serving::BenchmarkSummary Simulation::summary() const {
   if (summary_) return *summary_;
-  serving::BenchmarkSummary s = serving::summarize(metrics_.requests(), metrics_.itls_s(), metrics_.last_finish_s());
+  serving::BenchmarkSummary s = serving::summarize(metrics_.requests(), metrics_.itls(), metrics_.last_finish_s());
   if (finished_) summary_ = s;
   return s;
 }

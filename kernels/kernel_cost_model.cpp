@@ -11,7 +11,7 @@ KernelCostModel::KernelCostModel(Tier tier, GpuSpec gpu, std::shared_ptr<const E
   if (tier_ != Tier::Roofline && !model_) throw std::invalid_argument("a learned tier needs an efficiency model");
 }
 
-std::size_t KernelCostModel::KeyHash::operator()(const Key& key) const {
+std::uint64_t KernelCostModel::hash(const Key& key) {
   auto mix = [](std::uint64_t h, std::uint64_t v) { return (h ^ v) * 0x100000001b3ULL; };
   std::uint64_t h = 0xcbf29ce484222325ULL;
   h = mix(h, static_cast<std::uint64_t>(key.op));
@@ -24,7 +24,8 @@ std::size_t KernelCostModel::KeyHash::operator()(const Key& key) const {
   std::memcpy(&bits, &key.bytes, sizeof bits);
   h = mix(h, bits);
   std::memcpy(&bits, &key.flops, sizeof bits);
-  return static_cast<std::size_t>(mix(h, bits));
+  h = mix(h, bits);
+  return h ^ (h >> 29);  // the slot index uses the low bits
 }
 
 KernelCost KernelCostModel::cost(const Kernel& kernel) const {
@@ -34,12 +35,13 @@ KernelCost KernelCostModel::cost(const Kernel& kernel) const {
     return tier_ == Tier::Roofline ? roofline_cost(kernel, gpu_, roofline_launch_s_) : model_->cost(kernel, gpu_);
   }
   const Key key{kernel.op, kernel.dtype, kernel.m, kernel.n, kernel.k, kernel.batch, kernel.flops, kernel.bytes};
-  if (auto it = memo_.find(key); it != memo_.end()) return it->second;
+  if (memo_.empty()) memo_.resize(kSlots);
+  Slot& slot = memo_[hash(key) & (kSlots - 1)];
+  if (slot.used && slot.key == key) return slot.cost;
   ++misses_;
   const KernelCost c = tier_ == Tier::Roofline ? roofline_cost(kernel, gpu_, roofline_launch_s_)
                                                : model_->cost(kernel, gpu_);
-  if (memo_.size() >= kMaxEntries) memo_.clear();
-  memo_.emplace(key, c);
+  slot = Slot{key, c, true};
   return c;
 }
 

@@ -1,9 +1,13 @@
 #pragma once
 // The cost of a kernel on one GPU in the chosen tier, memoised: engine steps repeat the same
 // kernel shapes (every decode step of a batch size, every layer), so most calls are a lookup.
+// The memo is a fixed-size direct-mapped cache, not a growing map: attention kernels carry the
+// batch's context lengths, so their keys rarely repeat, and a map grew with them (allocation,
+// page faults, cache misses). A colliding shape simply overwrites the slot; costs are pure
+// functions of the key, so results never depend on what the cache holds.
 #include <cstdint>
 #include <memory>
-#include <unordered_map>
+#include <vector>
 
 #include "kernels/efficiency_model.hpp"
 #include "kernels/gpu_spec.hpp"
@@ -37,16 +41,19 @@ class KernelCostModel {
              flops == o.flops && bytes == o.bytes;
     }
   };
-  struct KeyHash {
-    std::size_t operator()(const Key& key) const;
+  struct Slot {
+    Key key;
+    KernelCost cost;
+    bool used = false;
   };
-  static constexpr std::size_t kMaxEntries = 1 << 20;  // cleared when full: bounded memory
+  static std::uint64_t hash(const Key& key);
+  static constexpr std::size_t kSlots = 1 << 13;  // ~0.8 MB: stays in L2
 
   Tier tier_;
   GpuSpec gpu_;
   std::shared_ptr<const EfficiencyModel> model_;
   double roofline_launch_s_;
-  mutable std::unordered_map<Key, KernelCost, KeyHash> memo_;
+  mutable std::vector<Slot> memo_;  // kSlots entries, allocated on first use
   mutable std::uint64_t lookups_ = 0, misses_ = 0;
   bool memoise_ = true;
 };

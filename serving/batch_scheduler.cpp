@@ -110,6 +110,7 @@ StepOutcome ContinuousBatchingScheduler::complete(const StepPlan& plan, double n
     if (r->finished()) {
       r->finish_s = now_s;
       kv_.release(*r);
+      r->drop_working_state();
       outcome.finished.push_back(r);
     }
   }

@@ -39,9 +39,37 @@ KvBlockManager::KvBlockManager(std::int64_t num_blocks, std::int64_t block_size,
   const auto n = static_cast<std::size_t>(num_blocks);
   ref_.assign(n, 0);
   hash_.assign(n, 0);
-  hashed_.assign(n, false);
-  free_pos_.resize(n);
-  for (std::size_t b = 0; b < n; ++b) free_pos_[b] = free_.insert(free_.end(), static_cast<std::int32_t>(b));
+  hashed_.assign(n, 0);
+  free_prev_.assign(n, kNone);
+  free_next_.assign(n, kNone);
+  for (std::size_t b = 0; b < n; ++b) push_free_back(static_cast<std::int32_t>(b));
+}
+
+void KvBlockManager::unlink_free(std::int32_t b) {
+  const auto i = static_cast<std::size_t>(b);
+  const std::int32_t prev = free_prev_[i], next = free_next_[i];
+  (prev == kNone ? free_head_ : free_next_[static_cast<std::size_t>(prev)]) = next;
+  (next == kNone ? free_tail_ : free_prev_[static_cast<std::size_t>(next)]) = prev;
+  free_prev_[i] = free_next_[i] = kNone;
+  --free_count_;
+}
+
+void KvBlockManager::push_free_front(std::int32_t b) {
+  const auto i = static_cast<std::size_t>(b);
+  free_prev_[i] = kNone;
+  free_next_[i] = free_head_;
+  (free_head_ == kNone ? free_tail_ : free_prev_[static_cast<std::size_t>(free_head_)]) = b;
+  free_head_ = b;
+  ++free_count_;
+}
+
+void KvBlockManager::push_free_back(std::int32_t b) {
+  const auto i = static_cast<std::size_t>(b);
+  free_next_[i] = kNone;
+  free_prev_[i] = free_tail_;
+  (free_tail_ == kNone ? free_head_ : free_next_[static_cast<std::size_t>(free_tail_)]) = b;
+  free_tail_ = b;
+  ++free_count_;
 }
 
 std::uint64_t KvBlockManager::hash_of(Request& r, std::int64_t index) {
@@ -61,14 +89,13 @@ std::int64_t KvBlockManager::cached_prefix(Request& r) {
 }
 
 std::int32_t KvBlockManager::take_free_block() {
-  const std::int32_t b = free_.front();
-  free_.pop_front();
+  const std::int32_t b = free_head_;
+  unlink_free(b);
   const auto i = static_cast<std::size_t>(b);
-  free_pos_[i] = free_.end();
   if (hashed_[i]) {  // evict its cached content
     auto it = cached_.find(hash_[i]);
     if (it != cached_.end() && it->second == b) cached_.erase(it);
-    hashed_[i] = false;
+    hashed_[i] = 0;
     ++stats_.evictions;
   }
   ref_[i] = 1;
@@ -77,10 +104,7 @@ std::int32_t KvBlockManager::take_free_block() {
 
 void KvBlockManager::touch(std::int32_t b) {
   const auto i = static_cast<std::size_t>(b);
-  if (ref_[i] == 0) {
-    free_.erase(free_pos_[i]);
-    free_pos_[i] = free_.end();
-  }
+  if (ref_[i] == 0) unlink_free(b);
   ++ref_[i];
 }
 
@@ -119,6 +143,8 @@ bool KvBlockManager::reserve(Request& r, std::int64_t tokens) {
 
 void KvBlockManager::commit(Request& r) {
   if (!prefix_caching_) return;
+  // Called for every scheduled request every step; a new full block comes once per block_size tokens.
+  if (r.computed_tokens < (r.kv_committed_blocks + 1) * block_size_) return;
   const std::int64_t full = std::min<std::int64_t>(r.computed_tokens / block_size_,
                                                    static_cast<std::int64_t>(r.block_table.size()));
   for (std::int64_t b = r.kv_committed_blocks; b < full; ++b) {
@@ -129,7 +155,7 @@ void KvBlockManager::commit(Request& r) {
     // cache keeps one block per hash.
     if (!cached_.emplace(h, static_cast<std::int32_t>(i)).second) continue;
     hash_[i] = h;
-    hashed_[i] = true;
+    hashed_[i] = 1;
   }
   r.kv_committed_blocks = std::max(r.kv_committed_blocks, full);
 }
@@ -138,7 +164,8 @@ void KvBlockManager::release(Request& r) {
   for (auto it = r.block_table.rbegin(); it != r.block_table.rend(); ++it) {
     const auto i = static_cast<std::size_t>(*it);
     if (--ref_[i] > 0) continue;
-    free_pos_[i] = hashed_[i] ? free_.insert(free_.end(), *it) : free_.insert(free_.begin(), *it);
+    if (hashed_[i]) push_free_back(*it);
+    else push_free_front(*it);
   }
   r.block_table.clear();
   r.kv_blocks = 0;

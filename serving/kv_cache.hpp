@@ -5,9 +5,9 @@
 // blocks. Blocks are reference counted; a block nobody holds stays in the cache, in a free queue
 // ordered for LRU eviction, until a new allocation needs it.
 #include <cstdint>
-#include <list>
-#include <unordered_map>
 #include <vector>
+
+#include <tsl/robin_map.h>
 
 #include "serving/request.hpp"
 
@@ -46,7 +46,7 @@ class KvBlockManager {
 
   std::int64_t num_blocks() const { return static_cast<std::int64_t>(ref_.size()); }
   // Blocks no request holds (cached or empty): what allocations can take.
-  std::int64_t free_blocks() const { return static_cast<std::int64_t>(free_.size()); }
+  std::int64_t free_blocks() const { return free_count_; }
   std::int64_t block_size() const { return block_size_; }
   std::int64_t ref_count(std::int32_t block) const { return ref_.at(static_cast<std::size_t>(block)); }
   std::int64_t cached_blocks() const { return static_cast<std::int64_t>(cached_.size()); }
@@ -58,17 +58,27 @@ class KvBlockManager {
   std::uint64_t hash_of(Request& request, std::int64_t index);
   std::int32_t take_free_block();
   void touch(std::int32_t block);
+  // The free queue: a doubly linked list threaded through the block arrays (no allocation).
+  void unlink_free(std::int32_t block);
+  void push_free_front(std::int32_t block);
+  void push_free_back(std::int32_t block);
 
+  static constexpr std::int32_t kNone = -1;
   std::int64_t block_size_;
   bool prefix_caching_;
   std::vector<std::int32_t> ref_;
   std::vector<std::uint64_t> hash_;
-  std::vector<bool> hashed_;
+  std::vector<std::uint8_t> hashed_;
   // Head = evicted first. Unhashed blocks go to the head, freed cached blocks to the tail (a
   // request's blocks in reverse order, so a shared head outlives its private tail).
-  std::list<std::int32_t> free_;
-  std::vector<std::list<std::int32_t>::iterator> free_pos_;
-  std::unordered_map<std::uint64_t, std::int32_t> cached_;  // lookups only: never iterated
+  std::vector<std::int32_t> free_prev_, free_next_;  // kNone: end of list; both kNone and not head: held
+  std::int32_t free_head_ = kNone, free_tail_ = kNone;
+  std::int64_t free_count_ = 0;
+  // Block hashes are already mixed 64-bit values: identity is a good enough hash.
+  struct IdentityHash {
+    std::size_t operator()(std::uint64_t h) const { return static_cast<std::size_t>(h); }
+  };
+  tsl::robin_map<std::uint64_t, std::int32_t, IdentityHash> cached_;  // lookups only: never iterated
   PrefixCacheStats stats_;
 };
 

@@ -50,6 +50,13 @@ LatencyStats latency_stats(const std::vector<double>& values_s) {
 
 BenchmarkSummary summarize(const std::vector<RequestRecord>& requests,
                            const std::vector<double>& itls_s, double duration_s) {
+  LatencySamples itls;
+  for (double v : itls_s) itls.add(v);
+  return summarize(requests, itls, duration_s);
+}
+
+BenchmarkSummary summarize(const std::vector<RequestRecord>& requests, const LatencySamples& itls,
+                           double duration_s) {
   std::vector<double> ttfts, tpots, e2els;
   ttfts.reserve(requests.size());
   tpots.reserve(requests.size());
@@ -79,7 +86,7 @@ BenchmarkSummary summarize(const std::vector<RequestRecord>& requests,
   }
   s.ttft = latency_stats(ttfts);
   s.tpot = latency_stats(tpots);
-  s.itl = latency_stats(itls_s);
+  s.itl = itls.stats();
   s.e2el = latency_stats(e2els);
   return s;
 }

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "serving/latency_samples.hpp"
+
 namespace ks::serving {
 
 // One completed request; times in seconds on the simulation clock.
@@ -16,10 +18,6 @@ struct RequestRecord {
   double finish_s;
   std::int64_t prompt_tokens;
   std::int64_t output_tokens;
-};
-
-struct LatencyStats {
-  double mean_ms, median_ms, p90_ms, p99_ms, std_ms;
 };
 
 struct BenchmarkSummary {
@@ -41,6 +39,8 @@ LatencyStats latency_stats(const std::vector<double>& values_s);
 // TTFT = first_token - arrival; E2EL = finish - arrival; TPOT = (E2EL - TTFT) / (output - 1) for
 // requests with more than one output token only; ITL = every inter-token gap of every request
 // (itls_s, seconds). Throughputs divide by duration_s (0 when duration_s <= 0).
+BenchmarkSummary summarize(const std::vector<RequestRecord>& requests, const LatencySamples& itls,
+                           double duration_s);
 BenchmarkSummary summarize(const std::vector<RequestRecord>& requests,
                            const std::vector<double>& itls_s, double duration_s);
 

@@ -11,19 +11,19 @@ class MetricsRecorder {
  public:
   void record(const StepOutcome& outcome, double now_s) {
     for (const EmittedToken& t : outcome.emitted)
-      if (t.previous_token_s >= 0) itls_s_.push_back(now_s - t.previous_token_s);
+      if (t.previous_token_s >= 0) itls_.add(now_s - t.previous_token_s);
     for (const Request* r : outcome.finished)
       requests_.push_back({r->id, r->arrival_s, r->first_token_s, r->finish_s, r->prompt_tokens, r->generated});
     if (!outcome.finished.empty()) last_finish_s_ = now_s;
   }
 
   const std::vector<RequestRecord>& requests() const { return requests_; }
-  const std::vector<double>& itls_s() const { return itls_s_; }
+  const LatencySamples& itls() const { return itls_; }
   double last_finish_s() const { return last_finish_s_; }
 
  private:
   std::vector<RequestRecord> requests_;
-  std::vector<double> itls_s_;
+  LatencySamples itls_;  // runs of equal gaps: one per step, not one per token
   double last_finish_s_ = 0;
 };
 

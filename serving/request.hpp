@@ -39,6 +39,13 @@ struct Request {
   // Tokens of the sequence so far: the prompt plus everything generated.
   std::int64_t sequence_length() const { return prompt_tokens + generated; }
   bool finished() const { return generated >= output_tokens; }
+  // A finished request keeps its timestamps only: a million-request run must not keep every
+  // request's block table and hash chain (kilobytes each) until the end.
+  void drop_working_state() {
+    std::vector<std::int32_t>().swap(block_table);
+    std::vector<std::uint64_t>().swap(block_hashes);
+    prompt_ids.reset();
+  }
 };
 
 }  // namespace ks::serving

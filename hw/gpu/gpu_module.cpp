@@ -62,18 +62,13 @@ GpuModule::StatsSlots GpuModule::slots_for(const kernels::Kernel& kernel) {
   return slots;
 }
 
-void GpuModule::account(const kernels::Kernel& kernel, const kernels::KernelCost& cost, double total, int repeat,
+void GpuModule::account(const kernels::Kernel& kernel, const kernels::KernelCost& cost, int repeat,
                         const StatsSlots& slots) {
-  busy_seconds_ += total;
-  kernels_executed_ += static_cast<std::uint64_t>(repeat);
-  for (KernelClassStats* s : {slots.by_class, slots.by_phase}) {
-    s->launches += static_cast<std::uint64_t>(repeat);
-    s->busy_seconds += total;
-    s->flops += kernel.flops * repeat;
-    s->bytes += kernel.bytes * repeat;
-    s->bound_counts[static_cast<std::size_t>(cost.bound)] += static_cast<std::uint64_t>(repeat);
-    s->roofline_seconds += (cost.seconds - cost.launch_seconds) * cost.efficiency * repeat;
-  }
+  const auto n = static_cast<std::uint64_t>(repeat);
+  busy_ps_ += to_picoseconds(cost.seconds) * repeat;
+  kernels_executed_ += n;
+  slots.by_class->add(kernel, cost, n);
+  slots.by_phase->add(kernel, cost, n);
 }
 
 void GpuModule::launch(proto::KernelLaunch& k, const sc_core::sc_time& issue_time) {
@@ -83,7 +78,7 @@ void GpuModule::launch(proto::KernelLaunch& k, const sc_core::sc_time& issue_tim
   const double total = k.cost.seconds * k.repeat;
   k.finish = k.start + sc_core::sc_time(total, sc_core::SC_SEC);
   free_at = k.finish;
-  account(k.kernel, k.cost, total, k.repeat, slots_for(k.kernel));
+  account(k.kernel, k.cost, k.repeat, slots_for(k.kernel));
   if (trace_ != nullptr) trace_kernel(k);
 }
 
@@ -109,7 +104,9 @@ void GpuModule::price(const std::vector<kernels::Kernel>& kernels, std::vector<P
   out.clear();
   for (const kernels::Kernel& kernel : kernels) {
     const kernels::KernelCost cost = kernel_cost(kernel);
-    out.push_back({&kernel, cost, sc_core::sc_time(cost.seconds, sc_core::SC_SEC), slots_for(kernel)});
+    // The same rounding as sc_time(seconds, SC_SEC) at the 1 ps resolution, without its library call.
+    const auto duration = sc_core::sc_time::from_value(static_cast<sc_dt::uint64>(to_picoseconds(cost.seconds)));
+    out.push_back({&kernel, cost, duration, slots_for(kernel)});
   }
 }
 
@@ -120,7 +117,7 @@ void GpuModule::price(const std::vector<kernels::Kernel>& kernels, std::vector<P
 // d_{P-1}). Layer l has base b_0 + l P L, so after n layers the latest of the n issue terms is
 // the first layer's (P L <= D: GPU-bound) or the last one's (launch-bound). Integer picoseconds
 // throughout, so the result is exactly the per-kernel one. Statistics are added in the same
-// order as per-kernel launches, so kernels.csv is identical too.
+// statistics are exact integer sums, so kernels.csv is identical too.
 void GpuModule::launch_step(proto::StepLaunch& st, const sc_core::sc_time& issue_time) {
   const kernels::StepKernels& step = *st.kernels;
   price(step.pre, pre_);
@@ -157,84 +154,11 @@ void GpuModule::launch_step(proto::StepLaunch& st, const sc_core::sc_time& issue
   free_at = f;
   st.finish = f;
 
-  for (const PricedKernel& p : pre_) account(*p.kernel, p.cost, p.cost.seconds, 1, p.slots);
-  account_layers(n);
-  for (const PricedKernel& p : post_) account(*p.kernel, p.cost, p.cost.seconds, 1, p.slots);
-}
-
-// The layers' statistics: counters in one go, the floating-point sums added layer by layer in
-// launch order, so they round exactly as n x P separate launches do.
-bool GpuModule::layer_rows_shared() const {
-  for (std::size_t a = 0; a < layer_.size(); ++a) {
-    for (std::size_t b = a + 1; b < layer_.size(); ++b)
-      if (layer_[a].slots.by_class == layer_[b].slots.by_class || layer_[a].slots.by_phase == layer_[b].slots.by_phase)
-        return true;
-  }
-  return false;
-}
-
-void GpuModule::account_layers(int n) {
-  if (n <= 0) return;
-  const auto reps = static_cast<std::uint64_t>(n);
-  for (const PricedKernel& p : layer_) {
-    kernels_executed_ += reps;
-    for (KernelClassStats* s : {p.slots.by_class, p.slots.by_phase}) {
-      s->launches += reps;
-      s->bound_counts[static_cast<std::size_t>(p.cost.bound)] += reps;
-    }
-  }
-  // Each report row sums its own values in order, so rows used by one kernel of the layer can be
-  // summed side by side (each add rounds as it would one launch at a time). busy_seconds_ takes
-  // every kernel in launch order.
-  for (int layer = 0; layer < n; ++layer)
-    for (const PricedKernel& p : layer_) busy_seconds_ += p.cost.seconds;
-  sums_.clear();
-  addends_.clear();
-  for (const PricedKernel& p : layer_) {
-    const double roofline = (p.cost.seconds - p.cost.launch_seconds) * p.cost.efficiency;
-    for (KernelClassStats* s : {p.slots.by_class, p.slots.by_phase}) {
-      sums_.insert(sums_.end(), {s->busy_seconds, s->flops, s->bytes, s->roofline_seconds});
-      addends_.insert(addends_.end(), {p.cost.seconds, p.kernel->flops, p.kernel->bytes, roofline});
-    }
-  }
-  if (layer_rows_shared()) {  // a row twice in a layer: its adds interleave, go kernel by kernel
-    for (int layer = 0; layer < n; ++layer) {
-      std::size_t i = 0;
-      for (const PricedKernel& p : layer_)
-        for (KernelClassStats* s : {p.slots.by_class, p.slots.by_phase}) {
-          s->busy_seconds += addends_[i];
-          s->flops += addends_[i + 1];
-          s->bytes += addends_[i + 2];
-          s->roofline_seconds += addends_[i + 3];
-          i += 4;
-        }
-    }
-    return;
-  }
-  // Eight sums at a time held in registers across the layers (each kernel brings 2 rows x 4
-  // sums, so the count is a multiple of 8): independent add chains, no store per add.
-  double* sums = sums_.data();
-  const double* add = addends_.data();
-  for (std::size_t b = 0; b < sums_.size(); b += 8) {
-    double s0 = sums[b], s1 = sums[b + 1], s2 = sums[b + 2], s3 = sums[b + 3];
-    double s4 = sums[b + 4], s5 = sums[b + 5], s6 = sums[b + 6], s7 = sums[b + 7];
-    const double x0 = add[b], x1 = add[b + 1], x2 = add[b + 2], x3 = add[b + 3];
-    const double x4 = add[b + 4], x5 = add[b + 5], x6 = add[b + 6], x7 = add[b + 7];
-    for (int layer = 0; layer < n; ++layer) {
-      s0 += x0, s1 += x1, s2 += x2, s3 += x3, s4 += x4, s5 += x5, s6 += x6, s7 += x7;
-    }
-    sums[b] = s0, sums[b + 1] = s1, sums[b + 2] = s2, sums[b + 3] = s3;
-    sums[b + 4] = s4, sums[b + 5] = s5, sums[b + 6] = s6, sums[b + 7] = s7;
-  }
-  std::size_t i = 0;
-  for (const PricedKernel& p : layer_)
-    for (KernelClassStats* s : {p.slots.by_class, p.slots.by_phase}) {
-      s->busy_seconds = sums[i];
-      s->flops = sums[i + 1];
-      s->bytes = sums[i + 2];
-      s->roofline_seconds = sums[i + 3];
-      i += 4;
-    }
+  // Integer statistics: one add of n launches per layer kernel equals n separate launches.
+  for (const PricedKernel& p : pre_) account(*p.kernel, p.cost, 1, p.slots);
+  if (n > 0)
+    for (const PricedKernel& p : layer_) account(*p.kernel, p.cost, n, p.slots);
+  for (const PricedKernel& p : post_) account(*p.kernel, p.cost, 1, p.slots);
 }
 
 }  // namespace ks::hw

@@ -8,14 +8,15 @@
 #include <cstdint>
 #include <map>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include <systemc>
+#include <tsl/robin_map.h>
 
 #include "kernels/gpu_spec.hpp"
 #include "kernels/kernel.hpp"
 #include "kernels/roofline.hpp"
+#include "hw/gpu/kernel_class_stats.hpp"
 #include "sc_modules/config/schema.hpp"
 #include "sc_modules/registry/registry.hpp"
 #include "sc_modules/tlm/extensions.hpp"
@@ -23,16 +24,6 @@
 #include "sc_modules/util/trace_recorder.hpp"
 
 namespace ks::hw {
-
-// Work done per kernel class (op kind and name), for reports.
-struct KernelClassStats {
-  std::uint64_t launches = 0;
-  double busy_seconds = 0;
-  double flops = 0;
-  double bytes = 0;
-  std::array<std::uint64_t, 4> bound_counts{};  // by kernels::Bound
-  double roofline_seconds = 0;  // pure-roofline time of the same work (no launch, efficiency 1)
-};
 
 // Kernel class split by the batch phase it served, for kernels.csv.
 struct KernelPhaseKey {
@@ -60,7 +51,7 @@ class GpuModule : public sc_core::sc_module {
 
   // When everything issued so far to `stream` (-1: all streams) will have finished.
   sc_core::sc_time stream_free_at(int stream) const;
-  double busy_seconds() const { return busy_seconds_; }
+  double busy_seconds() const { return static_cast<double>(busy_ps_) * 1e-12; }
   std::uint64_t kernels_executed() const { return kernels_executed_; }
   const std::map<std::string, KernelClassStats>& kernel_stats() const { return stats_; }
   const std::map<KernelPhaseKey, KernelClassStats>& kernel_phase_stats() const { return phase_stats_; }
@@ -100,24 +91,20 @@ class GpuModule : public sc_core::sc_module {
     StatsSlots slots;
   };
   StatsSlots slots_for(const kernels::Kernel& kernel);
-  void account(const kernels::Kernel& kernel, const kernels::KernelCost& cost, double total, int repeat,
-               const StatsSlots& slots);
-  void account_layers(int n);
-  bool layer_rows_shared() const;
+  void account(const kernels::Kernel& kernel, const kernels::KernelCost& cost, int repeat, const StatsSlots& slots);
   void price(const std::vector<kernels::Kernel>& kernels, std::vector<PricedKernel>& out);
 
   int device_id_;
   std::array<sc_core::sc_time, kMaxStreams> stream_free_{};
-  double busy_seconds_ = 0;
+  std::int64_t busy_ps_ = 0;
   std::uint64_t kernels_executed_ = 0;
   std::map<std::string, KernelClassStats> stats_;
   std::map<KernelPhaseKey, KernelClassStats> phase_stats_;
   util::TraceRecorder* trace_ = nullptr;
   std::string trace_process_;
   std::array<int, kMaxStreams> trace_tracks_{};  // -1: not created yet
-  std::unordered_map<SlotKey, StatsSlots, SlotKeyHash> slots_;
+  tsl::robin_map<SlotKey, StatsSlots, SlotKeyHash> slots_;
   std::vector<PricedKernel> pre_, layer_, post_;  // launch_step scratch: no allocation per step
-  std::vector<double> sums_, addends_;
 };
 
 // What a GPU kind's factory receives.

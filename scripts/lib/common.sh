@@ -8,7 +8,7 @@ KS_BUILD="${KS_BUILD:-$KS_ROOT/build}"
 KS_PACKAGES=(
   g++ cmake make pkg-config
   libsystemc-dev libyaml-cpp-dev libboost-program-options-dev nlohmann-json3-dev
-  libeigen3-dev libgtest-dev libbenchmark-dev python3
+  libeigen3-dev libgtest-dev libbenchmark-dev robin-map-dev python3
 )
 
 ks_log() { printf '[kernelsight] %s\n' "$*" >&2; }

@@ -76,7 +76,7 @@ TEST(Summarize, ThroughputArithmetic) {
 }
 
 TEST(Summarize, EmptyRunIsAllZero) {
-  const BenchmarkSummary s = summarize({}, {}, 0.0);
+  const BenchmarkSummary s = summarize({}, LatencySamples{}, 0.0);
   EXPECT_EQ(s.completed, 0);
   EXPECT_EQ(s.request_throughput, 0.0);
   EXPECT_EQ(s.ttft.mean_ms, 0.0);
