@@ -234,6 +234,7 @@ void Simulation::bind_replica_gpus(const std::string& rname, int index, const hw
     return;
   }
   tp_groups_.push_back(std::make_unique<hw::TpGroup>((rname + "_tp").c_str(), ranks));
+  fabric_->declare_group(tp_groups_.back()->device_ids());  // its links may be its own (step launches)
   tp_groups_.back()->fabric_socket.bind(fabric_->socket);
   host.gpu_socket.bind(tp_groups_.back()->socket);
 }
@@ -333,6 +334,9 @@ nlohmann::json Simulation::report() const {
   std::uint64_t preemptions = 0;
   for (const auto& r : replicas_) preemptions += r->stats().preemptions;
   j["engine_steps"] = total_steps();
+  std::uint64_t whole = 0;
+  for (const auto& h : hosts_) whole += h->whole_step_launches();
+  j["whole_step_launches"] = whole;  // steps sent as one TLM transaction (launch_granularity: step)
   j["kernels_launched"] = total_kernels();
   j["preemptions"] = preemptions;
   j["tensor_parallel"] = tp_;

@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <stdexcept>
 
+#include "sc_modules/sim/time.hpp"
+
 namespace ks::hw {
 
 GpuModule::GpuModule(const sc_core::sc_module_name& name, int device_id)
@@ -26,8 +28,13 @@ void GpuModule::b_transport(tlm::tlm_generic_payload& payload, sc_core::sc_time&
     }
     launch(*k, issue);  // asynchronous: the launcher's time does not move
   } else if (auto* st = payload.get_extension<proto::StepLaunch>()) {
-    if (st->stream < 0 || st->stream >= kMaxStreams || st->kernels == nullptr) {
+    if (st->stream < 0 || st->stream >= kMaxStreams || st->kernels == nullptr || st->comm_stream < 0 ||
+        st->comm_stream >= kMaxStreams) {
       payload.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
+      return;
+    }
+    if (st->collectives == nullptr && has_collective(*st->kernels)) {
+      payload.set_response_status(tlm::TLM_COMMAND_ERROR_RESPONSE);  // only a TP group can time them
       return;
     }
     launch_step(*st, issue);
@@ -64,6 +71,7 @@ GpuModule::StatsSlots GpuModule::slots_for(const kernels::Kernel& kernel) {
 
 void GpuModule::account(const kernels::Kernel& kernel, const kernels::KernelCost& cost, int repeat,
                         const StatsSlots& slots) {
+  if (slots.by_class == nullptr) return;  // a collective: the TP group's statistics
   const auto n = static_cast<std::uint64_t>(repeat);
   busy_ps_ += to_picoseconds(cost.seconds) * repeat;
   kernels_executed_ += n;
@@ -100,9 +108,21 @@ void GpuModule::trace_kernel(const proto::KernelLaunch& k) {
                  k.finish.value(), args);
 }
 
-void GpuModule::price(const std::vector<kernels::Kernel>& kernels, std::vector<PricedKernel>& out) {
+bool GpuModule::has_collective(const kernels::StepKernels& step) {
+  for (const auto* part : {&step.pre, &step.per_layer, &step.post})
+    for (const kernels::Kernel& k : *part)
+      if (kernels::is_collective(k.op)) return true;
+  return false;
+}
+
+void GpuModule::price(const std::vector<kernels::Kernel>& kernels, std::vector<PricedKernel>& out,
+                      proto::CollectiveTimer* collectives) {
   out.clear();
   for (const kernels::Kernel& kernel : kernels) {
+    if (kernels::is_collective(kernel.op)) {  // timed by the group, not run here (no statistics)
+      out.push_back({&kernel, kernels::KernelCost{}, collectives->duration(kernel), StatsSlots{nullptr, nullptr}});
+      continue;
+    }
     const kernels::KernelCost cost = kernel_cost(kernel);
     // The same rounding as sc_time(seconds, SC_SEC) at the 1 ps resolution, without its library call.
     const auto duration = sc_core::sc_time::from_value(static_cast<sc_dt::uint64>(to_picoseconds(cost.seconds)));
@@ -120,9 +140,88 @@ void GpuModule::price(const std::vector<kernels::Kernel>& kernels, std::vector<P
 // statistics are exact integer sums, so kernels.csv is identical too.
 void GpuModule::launch_step(proto::StepLaunch& st, const sc_core::sc_time& issue_time) {
   const kernels::StepKernels& step = *st.kernels;
-  price(step.pre, pre_);
-  price(step.per_layer, layer_);
-  price(step.post, post_);
+  price(step.pre, pre_, st.collectives);
+  price(step.per_layer, layer_, st.collectives);
+  price(step.post, post_, st.collectives);
+  if (st.collectives != nullptr && has_collective(step)) {
+    launch_step_with_collectives(st, issue_time);
+  } else {
+    launch_step_closed_form(st, issue_time);
+  }
+  // Integer statistics: one add of n launches per layer kernel equals n separate launches.
+  const int n = step.num_layers;
+  for (const PricedKernel& p : pre_) account(*p.kernel, p.cost, 1, p.slots);
+  if (n > 0)
+    for (const PricedKernel& p : layer_) account(*p.kernel, p.cost, n, p.slots);
+  for (const PricedKernel& p : post_) account(*p.kernel, p.cost, 1, p.slots);
+}
+
+// A TP rank's step: kernel by kernel (layers are no longer a closed form once collectives,
+// timed by the group, sit between them), but without a transaction or a price per kernel. The
+// same arithmetic as TpGroup::collective for each collective kernel.
+void GpuModule::launch_step_with_collectives(proto::StepLaunch& st, const sc_core::sc_time& issue_time) {
+  const sc_core::sc_time L = st.launch_overhead;
+  auto& compute_free = stream_free_[static_cast<std::size_t>(st.stream)];
+  auto& comm_free = stream_free_[static_cast<std::size_t>(st.comm_stream)];
+  if (st.replay != nullptr && replay_matches(*st.replay, issue_time, compute_free, comm_free)) {
+    compute_free = st.replay->compute_after;
+    comm_free = st.replay->comm_after;
+    st.finish = std::max(compute_free, comm_free);
+    return;
+  }
+  if (st.record != nullptr) {
+    st.record->issue = issue_time;
+    st.record->compute_before = compute_free;
+    st.record->comm_before = comm_free;
+    st.record->durations.clear();
+    for (const auto* part : {&pre_, &layer_, &post_})
+      for (const PricedKernel& p : *part) st.record->durations.push_back(p.duration);
+  }
+  const proto::CollectiveTally* tally = st.tally;
+  sc_core::sc_time issued = issue_time;
+  auto run_one = [&](const PricedKernel& p) {
+    issued += L;
+    if (p.slots.by_class != nullptr) {
+      compute_free = std::max(issued, compute_free) + p.duration;
+      return;
+    }
+    const sc_core::sc_time compute_done = compute_free;
+    const sc_core::sc_time ready = std::max({issued, compute_done, comm_free});
+    const sc_core::sc_time finish = ready + p.duration;
+    comm_free = std::max(comm_free, finish);
+    const sc_core::sc_time could_go = std::max(issued, compute_done);  // the compute stream waits
+    compute_free = std::max(compute_free, finish);
+    if (tally != nullptr) {
+      ++*tally->count;
+      *tally->seconds += sim::to_seconds(finish - ready);
+      if (finish > could_go) *tally->exposed_seconds += sim::to_seconds(finish - could_go);
+    }
+  };
+  for (const PricedKernel& p : pre_) run_one(p);
+  for (int layer = 0; layer < st.kernels->num_layers; ++layer)
+    for (const PricedKernel& p : layer_) run_one(p);
+  for (const PricedKernel& p : post_) run_one(p);
+  st.finish = std::max(compute_free, comm_free);
+  if (st.record != nullptr) {
+    st.record->compute_after = compute_free;
+    st.record->comm_after = comm_free;
+  }
+}
+
+// The recurrence is deterministic: the same start and the same durations give the same end.
+bool GpuModule::replay_matches(const proto::StepReplay& r, const sc_core::sc_time& issue,
+                               const sc_core::sc_time& compute_free, const sc_core::sc_time& comm_free) const {
+  if (r.issue != issue || r.compute_before != compute_free || r.comm_before != comm_free) return false;
+  if (r.durations.size() != pre_.size() + layer_.size() + post_.size()) return false;
+  std::size_t i = 0;
+  for (const auto* part : {&pre_, &layer_, &post_})
+    for (const PricedKernel& p : *part)
+      if (p.duration != r.durations[i++]) return false;
+  return true;
+}
+
+void GpuModule::launch_step_closed_form(proto::StepLaunch& st, const sc_core::sc_time& issue_time) {
+  const kernels::StepKernels& step = *st.kernels;
   const sc_core::sc_time L = st.launch_overhead;
   auto& free_at = stream_free_[static_cast<std::size_t>(st.stream)];
   sc_core::sc_time issued = issue_time;  // issue time of the last kernel so far
@@ -153,12 +252,6 @@ void GpuModule::launch_step(proto::StepLaunch& st, const sc_core::sc_time& issue
   for (const PricedKernel& p : post_) run_one(p);
   free_at = f;
   st.finish = f;
-
-  // Integer statistics: one add of n launches per layer kernel equals n separate launches.
-  for (const PricedKernel& p : pre_) account(*p.kernel, p.cost, 1, p.slots);
-  if (n > 0)
-    for (const PricedKernel& p : layer_) account(*p.kernel, p.cost, n, p.slots);
-  for (const PricedKernel& p : post_) account(*p.kernel, p.cost, 1, p.slots);
 }
 
 }  // namespace ks::hw

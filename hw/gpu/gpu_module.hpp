@@ -65,6 +65,7 @@ class GpuModule : public sc_core::sc_module {
   virtual void b_transport(tlm::tlm_generic_payload& payload, sc_core::sc_time& delay);
   void launch(proto::KernelLaunch& launch, const sc_core::sc_time& issue_time);
   void launch_step(proto::StepLaunch& step, const sc_core::sc_time& issue_time);
+  static bool has_collective(const kernels::StepKernels& step);
 
  private:
   void trace_kernel(const proto::KernelLaunch& launch);
@@ -92,7 +93,12 @@ class GpuModule : public sc_core::sc_module {
   };
   StatsSlots slots_for(const kernels::Kernel& kernel);
   void account(const kernels::Kernel& kernel, const kernels::KernelCost& cost, int repeat, const StatsSlots& slots);
-  void price(const std::vector<kernels::Kernel>& kernels, std::vector<PricedKernel>& out);
+  void price(const std::vector<kernels::Kernel>& kernels, std::vector<PricedKernel>& out,
+             proto::CollectiveTimer* collectives);
+  void launch_step_closed_form(proto::StepLaunch& step, const sc_core::sc_time& issue_time);
+  void launch_step_with_collectives(proto::StepLaunch& step, const sc_core::sc_time& issue_time);
+  bool replay_matches(const proto::StepReplay& replay, const sc_core::sc_time& issue,
+                      const sc_core::sc_time& compute_free, const sc_core::sc_time& comm_free) const;
 
   int device_id_;
   std::array<sc_core::sc_time, kMaxStreams> stream_free_{};

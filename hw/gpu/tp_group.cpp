@@ -6,6 +6,12 @@
 #include "sc_modules/sim/time.hpp"
 
 namespace ks::hw {
+namespace {
+proto::CollectiveKind collective_kind(kernels::OpKind op) {
+  return op == kernels::OpKind::AllGather ? proto::CollectiveKind::AllGather : proto::CollectiveKind::AllReduce;
+}
+}  // namespace
+
 
 TpGroup::TpGroup(const sc_core::sc_module_name& name, const std::vector<GpuModule*>& gpus)
     : sc_core::sc_module(name), socket("socket"), fabric_socket("fabric_socket") {
@@ -53,8 +59,7 @@ void TpGroup::collective(proto::KernelLaunch& k, const sc_core::sc_time& issue) 
   for (int r = 0; r < k.repeat; ++r) {
     proto::PooledPayload p(coll_pool_);
     auto& c = proto::PayloadPool::extension<proto::Collective>(*p);
-    c.kind = k.kernel.op == kernels::OpKind::AllGather ? proto::CollectiveKind::AllGather
-                                                       : proto::CollectiveKind::AllReduce;
+    c.kind = collective_kind(k.kernel.op);
     c.algorithm = proto::CollectiveAlgorithm::Auto;
     c.bytes = k.kernel.bytes;
     c.group = device_ids_;
@@ -80,11 +85,79 @@ void TpGroup::collective(proto::KernelLaunch& k, const sc_core::sc_time& issue) 
   }
 }
 
+TpGroup::ProbeResult TpGroup::probe(const kernels::Kernel& collective) {
+  proto::PooledPayload p(coll_pool_);
+  auto& c = proto::PayloadPool::extension<proto::Collective>(*p);
+  c.kind = collective_kind(collective.op);
+  c.algorithm = proto::CollectiveAlgorithm::Auto;
+  c.bytes = collective.bytes;
+  c.group = device_ids_;
+  c.stream = kCommStream;
+  c.probe = true;
+  sc_core::sc_time d = sc_core::SC_ZERO_TIME;
+  fabric_socket->b_transport(*p, d);
+  c.probe = false;  // the pool reuses the extension
+  return {p->get_response_status() == tlm::TLM_OK_RESPONSE, c.exclusive, c.idle_duration};
+}
+
+bool TpGroup::links_exclusive() {
+  kernels::Kernel nothing;
+  nothing.op = kernels::OpKind::AllReduce;
+  const ProbeResult r = probe(nothing);
+  return r.ok && r.exclusive;
+}
+
+sc_core::sc_time TpGroup::duration(const kernels::Kernel& collective) {
+  const std::pair<int, double> key{static_cast<int>(collective.op), collective.bytes};
+  if (auto it = durations_.find(key); it != durations_.end()) return it->second;
+  const ProbeResult r = probe(collective);
+  if (!r.ok) throw std::runtime_error(std::string(name()) + ": fabric rejected a probe for '" + collective.name + "'");
+  durations_.emplace(key, r.idle_duration);
+  return r.idle_duration;
+}
+
+void TpGroup::launch_step(tlm::tlm_generic_payload& payload, proto::StepLaunch& st, const sc_core::sc_time& delay) {
+  if (step_path_ == StepPath::Unknown) step_path_ = links_exclusive() ? StepPath::Whole : StepPath::KernelByKernel;
+  if (step_path_ != StepPath::Whole) {
+    payload.set_response_status(tlm::TLM_COMMAND_ERROR_RESPONSE);  // the host sends kernels one by one
+    return;
+  }
+  // Every rank runs the same shard, so every rank's streams move alike; the first counts the
+  // collectives for the group.
+  st.collectives = this;
+  st.comm_stream = kCommStream;
+  sc_core::sc_time finish = sc_core::SC_ZERO_TIME;
+  for (std::size_t r = 0; r < ranks_.size(); ++r) {
+    st.tally = r == 0 ? &tally_ : nullptr;
+    st.record = r == 0 ? &replay_ : nullptr;
+    st.replay = r == 0 ? nullptr : &replay_;
+    sc_core::sc_time d = delay;
+    payload.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+    (*ranks_[r])->b_transport(payload, d);
+    if (payload.get_response_status() != tlm::TLM_OK_RESPONSE) {
+      if (r == 0 && payload.get_response_status() == tlm::TLM_COMMAND_ERROR_RESPONSE) {
+        step_path_ = StepPath::KernelByKernel;  // a GPU kind without step launches: nothing ran yet
+        st.collectives = nullptr;
+        st.tally = nullptr;
+        st.record = nullptr;
+        return;
+      }
+      throw std::runtime_error(std::string(name()) + ": rank " + std::to_string(r) + " rejected a step launch");
+    }
+    finish = std::max(finish, st.finish);
+  }
+  st.collectives = nullptr;
+  st.tally = nullptr;
+  st.record = nullptr;
+  st.replay = nullptr;
+  st.finish = finish;
+  payload.set_response_status(tlm::TLM_OK_RESPONSE);
+}
+
 void TpGroup::b_transport(tlm::tlm_generic_payload& payload, sc_core::sc_time& delay) {
   const sc_core::sc_time issue = sc_core::sc_time_stamp() + delay;
-  if (payload.get_extension<proto::StepLaunch>() != nullptr) {
-    // Its all-reduces must cross the fabric one by one: the host falls back to kernel launches.
-    payload.set_response_status(tlm::TLM_COMMAND_ERROR_RESPONSE);
+  if (auto* st = payload.get_extension<proto::StepLaunch>()) {
+    launch_step(payload, *st, delay);
     return;
   }
   try {

@@ -7,7 +7,14 @@
 //   free), so a slow rank delays the whole group;
 // * unless the launch says `overlap`, the compute streams then wait for it (StreamWait), because
 //   the next kernel consumes the reduced tensor; with `overlap` compute runs on alongside it.
+// A whole step (StepLaunch) is taken when the fabric says the group's links are exclusive to it:
+// its collectives then never queue behind anyone else's, so each one's duration is a function
+// of kind and size, timed once on idle links (a probe) and remembered. Every rank gets the step
+// with the group as its CollectiveTimer and runs the same recurrence as the kernel-by-kernel
+// path, without a transaction per kernel or per collective. Otherwise the group answers
+// TLM_COMMAND_ERROR_RESPONSE and the host falls back to kernel launches.
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <vector>
 
@@ -20,7 +27,7 @@
 
 namespace ks::hw {
 
-class TpGroup : public sc_core::sc_module {
+class TpGroup : public sc_core::sc_module, public proto::CollectiveTimer {
  public:
   static constexpr int kComputeStream = 0;
   static constexpr int kCommStream = 1;
@@ -44,6 +51,14 @@ class TpGroup : public sc_core::sc_module {
 
  private:
   void b_transport(tlm::tlm_generic_payload& payload, sc_core::sc_time& delay);
+  void launch_step(tlm::tlm_generic_payload& payload, proto::StepLaunch& step, const sc_core::sc_time& delay);
+  bool links_exclusive();
+  sc_core::sc_time duration(const kernels::Kernel& collective) override;
+  struct ProbeResult {
+    bool ok, exclusive;
+    sc_core::sc_time idle_duration;
+  };
+  ProbeResult probe(const kernels::Kernel& collective);
   void collective(proto::KernelLaunch& launch, const sc_core::sc_time& issue);
   sc_core::sc_time stream_ready(int stream);
   void wait_stream(int stream, const sc_core::sc_time& until);
@@ -55,6 +70,10 @@ class TpGroup : public sc_core::sc_module {
   double comm_seconds_ = 0, exposed_s_ = 0;
   util::TraceRecorder* trace_ = nullptr;
   int trace_track_ = -1;
+  enum class StepPath { Unknown, Whole, KernelByKernel } step_path_ = StepPath::Unknown;
+  std::map<std::pair<int, double>, sc_core::sc_time> durations_;  // (op, bytes) -> idle duration
+  proto::CollectiveTally tally_{&collectives_, &comm_seconds_, &exposed_s_};
+  proto::StepReplay replay_;  // rank 0's step, for the other ranks
 };
 
 }  // namespace ks::hw

@@ -76,6 +76,7 @@ StepTiming HostCpu::execute_step(const kernels::StepKernels& step, const StepSha
   // (the timeline needs every kernel's own start and finish).
   bool as_step = step_granularity_ && trace_ == nullptr;
   if (as_step) as_step = step_granularity_ = launch_step(step, step_id, request_ids, per_kernel, local);
+  if (as_step) ++whole_steps_;
   if (!as_step) {
     for (const auto& k : step.pre) launch(k, -1, step_id, request_ids, per_kernel, local);
     for (int layer = 0; layer < step.num_layers; ++layer)

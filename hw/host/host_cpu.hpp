@@ -52,6 +52,8 @@ class HostCpu : public sc_core::sc_module {
                           const std::vector<std::uint64_t>* request_ids = nullptr);
 
   std::uint64_t steps() const { return steps_; }
+  // Steps sent as one StepLaunch transaction (the rest went kernel by kernel).
+  std::uint64_t whole_step_launches() const { return whole_steps_; }
   // Records each step (and, in detailed steps, its prepare/launch/wait/finish phases) on `track`.
   void set_trace(util::TraceRecorder* trace, int track) {
     trace_ = trace;
@@ -77,6 +79,7 @@ class HostCpu : public sc_core::sc_module {
   proto::PayloadPool sync_pool_;
   proto::PayloadPool step_pool_;  // own pool: a payload carries one kind of request extension
   std::uint64_t steps_ = 0;
+  std::uint64_t whole_steps_ = 0;
   util::TraceRecorder* trace_ = nullptr;
   int trace_track_ = -1;
 

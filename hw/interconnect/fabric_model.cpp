@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <map>
+#include <stdexcept>
+#include <string>
 
 namespace ks::interconnect {
 
@@ -37,6 +39,55 @@ TransferTiming FabricModel::collective(CollectiveKind kind, CollectiveAlgorithm 
     ready = std::move(next);
   }
   return {first_start < 0 ? begin : first_start, last};
+}
+
+std::set<int> FabricModel::links_between(const std::vector<int>& gpus) const {
+  std::set<int> links;
+  for (int a : gpus)
+    for (int b : gpus)
+      if (a != b)
+        for (int l : topology_->route(a, b)) links.insert(l);
+  return links;
+}
+
+void FabricModel::declare_group(const std::vector<int>& gpus) {
+  const std::set<int> members(gpus.begin(), gpus.end());
+  if (std::find(declared_.begin(), declared_.end(), members) == declared_.end()) declared_.push_back(members);
+}
+
+bool FabricModel::exclusive(const std::vector<int>& gpus) const {
+  const std::set<int> members(gpus.begin(), gpus.end());
+  if (std::find(declared_.begin(), declared_.end(), members) == declared_.end()) return false;
+  const std::set<int> mine = links_between(gpus);
+  for (const std::set<int>& other : declared_) {
+    if (other == members) continue;
+    for (int l : links_between(std::vector<int>(other.begin(), other.end())))
+      if (mine.count(l) != 0) return false;
+  }
+  return true;
+}
+
+void FabricModel::claim_exclusive(const std::vector<int>& gpus) {
+  claimed_.resize(links_.size(), 0);
+  for (int l : links_between(gpus)) claimed_[static_cast<std::size_t>(l)] = 1;
+  any_claimed_ = true;
+}
+
+void FabricModel::check_undeclared(const std::vector<int>& gpus) {
+  if (!any_claimed_) return;
+  const std::set<int> members(gpus.begin(), gpus.end());
+  if (std::find(declared_.begin(), declared_.end(), members) != declared_.end() || checked_.count(members) != 0)
+    return;
+  for (int l : links_between(gpus)) {
+    if (claimed_[static_cast<std::size_t>(l)] == 0) continue;
+    std::string ids;
+    for (int g : members) ids += (ids.empty() ? "" : ",") + std::to_string(g);
+    throw std::runtime_error("traffic between GPUs {" + ids + "} crosses link '" +
+                             topology_->links()[static_cast<std::size_t>(l)].name + "', which a TP group prices without the fabric's timelines; declare the group "
+                             "(FabricModule::declare_group) before the run, or set "
+                             "hardware.host.launch_granularity=kernel");
+  }
+  checked_.insert(members);
 }
 
 double idle_collective_time(const Topology& topology, CollectiveKind kind, CollectiveAlgorithm algorithm,

@@ -4,7 +4,9 @@
 // when it is ready and all its links are free, holds them for bytes / bottleneck bandwidth, and
 // arrives after that plus the sum of the links' latencies. Pure C++: the SystemC fabric module,
 // the `collective` command and the validation share it.
+#include <map>
 #include <memory>
+#include <set>
 #include <vector>
 
 #include "hw/interconnect/collective_schedule.hpp"
@@ -32,9 +34,28 @@ class FabricModel {
   TransferTiming collective(CollectiveKind kind, CollectiveAlgorithm algorithm, const std::vector<int>& group,
                             double bytes, double issue);
 
+  // Exclusive links. Every set of GPUs that will talk over the fabric (a TP group, a pipeline
+  // stage pair) is declared before the run; a declared group whose links (the routes between
+  // its members) no other declared group crosses owns them. Its collectives then never wait for
+  // anyone else's, so their duration is a pure function of kind and size: what lets a TP group
+  // price a whole step without sending each collective (hw/gpu/tp_group.hpp).
+  void declare_group(const std::vector<int>& gpus);
+  bool exclusive(const std::vector<int>& gpus) const;
+  // Marks the group's links as used outside the fabric's timelines (a fast-path group); traffic
+  // of an undeclared group over them is then an error, since it would not see that use.
+  void claim_exclusive(const std::vector<int>& gpus);
+  // Throws std::runtime_error if undeclared traffic between `gpus` crosses claimed links.
+  void check_undeclared(const std::vector<int>& gpus);
+
  private:
+  std::set<int> links_between(const std::vector<int>& gpus) const;
+
   std::shared_ptr<const Topology> topology_;
   std::vector<LinkTimeline> links_;
+  std::vector<std::set<int>> declared_;  // sorted member sets
+  std::vector<char> claimed_;            // per link
+  bool any_claimed_ = false;
+  std::set<std::set<int>> checked_;      // undeclared groups already found clear
 };
 
 // Predicted time of one collective on an otherwise idle fabric (what `kernelsight collective`

@@ -22,12 +22,22 @@ void FabricModule::b_transport(int, tlm::tlm_generic_payload& payload, sc_core::
   const double issue = sim::to_seconds(sc_core::sc_time_stamp() + delay);
   try {
     if (auto* c = payload.get_extension<proto::Collective>()) {
+      if (c->probe) {
+        c->exclusive = model_.exclusive(c->group);
+        if (c->exclusive) model_.claim_exclusive(c->group);
+        c->idle_duration = sim::seconds(interconnect::idle_collective_time(model_.topology(), c->kind, c->algorithm,
+                                                                           c->group, c->bytes));
+        payload.set_response_status(tlm::TLM_OK_RESPONSE);
+        return;
+      }
+      model_.check_undeclared(c->group);
       const auto t = model_.collective(c->kind, c->algorithm, c->group, c->bytes, issue);
       c->start = sim::seconds(t.start);
       c->finish = sim::seconds(t.finish);
       ++collectives_;
     } else if (auto* m = payload.get_extension<proto::MemCopy>()) {
       if (m->src < 0 || m->dst < 0) throw std::invalid_argument("host-memory copies are not modelled by the fabric");
+      model_.check_undeclared({m->src, m->dst});
       m->finish = sim::seconds(model_.transfer(m->src, m->dst, m->bytes, issue).finish);
       ++copies_;
     } else {

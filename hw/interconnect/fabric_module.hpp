@@ -6,6 +6,7 @@
 // (sc_time_stamp() + delay), b_transport returns at once and fills `finish`.
 #include <cstdint>
 #include <memory>
+#include <vector>
 
 #include <systemc>
 #include <tlm_utils/multi_passthrough_target_socket.h>
@@ -25,6 +26,8 @@ class FabricModule : public sc_core::sc_module {
 
   const interconnect::Topology& topology() const { return model_.topology(); }
   const interconnect::FabricModel& model() const { return model_; }
+  // Before the run: a set of GPUs that will exchange traffic (FabricModel::declare_group).
+  void declare_group(const std::vector<int>& gpus) { model_.declare_group(gpus); }
   std::uint64_t collectives() const { return collectives_; }
   std::uint64_t copies() const { return copies_; }
   double bytes_moved() const;  // summed over links (a byte crossing two links counts twice)

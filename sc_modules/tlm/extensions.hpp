@@ -57,8 +57,43 @@ struct StepLaunch : Extension<StepLaunch> {
   int stream = 0;
   std::uint64_t step = 0;
   const std::vector<std::uint64_t>* request_ids = nullptr;  // not owned
+  // Set by a TP group for its ranks (see hw/gpu/tp_group.hpp): the step's collective kernels
+  // are not run by the GPU but waited for, exactly as when the group sends them over the fabric
+  // one by one. A collective starts when the compute stream has produced its input and
+  // `comm_stream` is free, lasts collectives->duration(kernel), and the compute stream waits for
+  // it. Null: a GPU rejects a step containing collectives (TLM_COMMAND_ERROR_RESPONSE).
+  class CollectiveTimer* collectives = nullptr;
+  int comm_stream = 1;
+  const struct CollectiveTally* tally = nullptr;  // where this rank counts them (null: not here)
+  // Ranks of a TP group run the same shard: the first records its stream times (`record`), the
+  // others get them (`replay`) and take the result directly when their own kernel durations
+  // and starting stream times are the same (else they run the step themselves).
+  struct StepReplay* record = nullptr;
+  const struct StepReplay* replay = nullptr;
   // response
   sc_core::sc_time finish;  // completion of the step's last kernel
+};
+
+// One rank's step, as another identical rank can reuse it.
+struct StepReplay {
+  sc_core::sc_time issue, compute_before, comm_before, compute_after, comm_after;
+  std::vector<sc_core::sc_time> durations;  // of the pre, one layer's and the post kernels, in order
+};
+
+// Times a TP group's collectives for its ranks' step launches.
+class CollectiveTimer {
+ public:
+  virtual ~CollectiveTimer() = default;
+  // Duration of one collective kernel on the group's links (exclusive to it, so idle when the
+  // group's communication stream is).
+  virtual sc_core::sc_time duration(const kernels::Kernel& collective) = 0;
+};
+
+// The group's counters, added to in launch order (as one launch at a time would).
+struct CollectiveTally {
+  std::uint64_t* count;
+  double* seconds;          // summed durations
+  double* exposed_seconds;  // compute held back by them
 };
 
 // Wait until every kernel issued to a stream (or all streams: stream = -1) has finished.
@@ -75,9 +110,14 @@ struct Collective : Extension<Collective> {
   CollectiveAlgorithm algorithm = CollectiveAlgorithm::Auto;
   int step = 0;                    // step within the algorithm (ring: 2(n-1) steps); informational
   int stream = 1;                  // the communication stream
+  // A probe reserves nothing: the fabric answers how long the collective takes on idle links
+  // and whether the group's links are exclusive to it (no other declared traffic crosses them).
+  bool probe = false;
   // response (filled by the fabric)
   sc_core::sc_time start;
   sc_core::sc_time finish;
+  sc_core::sc_time idle_duration;  // probes only
+  bool exclusive = false;          // probes only
 };
 
 // A copy between memories: device ids >= 0 are GPUs, -1 is host memory. Sent to the fabric, it
