@@ -151,3 +151,88 @@ TEST(TpGroup, CollectivesOnTheCommStreamRunInOrder) {
   env.run();
   EXPECT_EQ(rig.fabric->collectives(), 2u);
 }
+
+namespace {
+// One StepLaunch of `step` with no launch overhead; returns the response status.
+tlm::tlm_response_status launch_whole_step(proto::GpuInitiatorSocket<Launcher>& socket, proto::PayloadPool& pool,
+                                           const kernels::StepKernels& step) {
+  proto::PooledPayload p(pool);
+  auto& ext = proto::PayloadPool::extension<proto::StepLaunch>(*p);
+  ext.kernels = &step;
+  ext.launch_overhead = sc_core::SC_ZERO_TIME;
+  ext.stream = 0;
+  p->set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+  sc_core::sc_time d = sc_core::SC_ZERO_TIME;
+  socket->b_transport(*p, d);
+  return p->get_response_status();
+}
+
+kernels::StepKernels layered_step(double all_reduce_bytes, int layers) {
+  kernels::StepKernels step;
+  step.pre = {gemm(1024)};
+  step.per_layer = {gemm(2048), all_reduce(all_reduce_bytes), gemm(4096), all_reduce(all_reduce_bytes)};
+  step.num_layers = layers;
+  step.post = {gemm(512)};
+  return step;
+}
+}  // namespace
+
+TEST(TpGroup, WholeStepOnItsOwnLinksTimesEveryCollectiveAsTheFabricWould) {
+  sim::Environment env;
+  Rig rig(2);
+  rig.fabric->declare_group(rig.group->device_ids());
+  Launcher host("host");
+  host.socket.bind(rig.group->socket);
+  const double B = 32.0 * 1024 * 1024;
+  const kernels::StepKernels step = layered_step(B, 3);
+  env.process([&] {
+    EXPECT_EQ(launch_whole_step(host.socket, host.pool, step), tlm::TLM_OK_RESPONSE);
+    const double t = host.synchronize();
+    const auto& g = *rig.gpus[0];
+    // Every all-reduce waits for the GEMM before it and the next GEMM waits for it: all in series.
+    const double compute = gemm_seconds(1024, g) + 3 * (gemm_seconds(2048, g) + gemm_seconds(4096, g)) +
+                           gemm_seconds(512, g);
+    EXPECT_NEAR(t, compute + 6 * ring2_seconds(B), 1e-9);
+  });
+  env.run();
+  EXPECT_EQ(rig.group->collectives(), 6u);
+  EXPECT_NEAR(rig.group->comm_seconds(), 6 * ring2_seconds(B), 1e-9);
+  EXPECT_NEAR(rig.group->exposed_comm_seconds(), 6 * ring2_seconds(B), 1e-9);
+  for (const auto& gpu : rig.gpus) EXPECT_EQ(gpu->kernels_executed(), 8u);  // GEMMs only, on every rank
+  EXPECT_EQ(rig.fabric->collectives(), 0u);  // timed once on idle links, not sent one by one
+}
+
+TEST(TpGroup, RefusesWholeStepsWhenAnotherDeclaredGroupSharesItsLinks) {
+  sim::Environment env;
+  Rig rig(2);
+  rig.fabric->declare_group(rig.group->device_ids());
+  rig.fabric->declare_group({1, 0, 3});  // crosses gpu0's and gpu1's links to the switch
+  Launcher host("host");
+  host.socket.bind(rig.group->socket);
+  const kernels::StepKernels step = layered_step(1e6, 2);
+  env.process([&] {
+    EXPECT_EQ(launch_whole_step(host.socket, host.pool, step), tlm::TLM_COMMAND_ERROR_RESPONSE);
+  });
+  env.run();
+  EXPECT_EQ(rig.group->collectives(), 0u);
+  EXPECT_EQ(rig.gpus[0]->kernels_executed(), 0u);  // nothing ran: the host launches kernel by kernel
+}
+
+TEST(Fabric, UndeclaredTrafficOverClaimedLinksIsAnErrorNamingTheLinkAndTheWayOut) {
+  interconnect::FabricModel fabric(std::shared_ptr<interconnect::Topology>(interconnect::make_preset("dgx_h100", 1, 8)));
+  fabric.declare_group({0, 1});
+  fabric.declare_group({2, 3});
+  EXPECT_TRUE(fabric.exclusive({0, 1}));
+  EXPECT_TRUE(fabric.exclusive({3, 2}));      // a set: order does not matter
+  EXPECT_FALSE(fabric.exclusive({4, 5}));     // not declared
+  fabric.claim_exclusive({0, 1});
+  EXPECT_NO_THROW(fabric.check_undeclared({4, 5}));  // other GPUs' links
+  try {
+    fabric.check_undeclared({1, 2});
+    ADD_FAILURE() << "expected an error";
+  } catch (const std::runtime_error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("gpu1"), std::string::npos) << what;
+    EXPECT_NE(what.find("launch_granularity=kernel"), std::string::npos) << what;
+  }
+}
