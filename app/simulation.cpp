@@ -301,6 +301,7 @@ void Simulation::enable_trace(const util::TraceOptions& options) {
     }
     if (tp_ > 1) tp_groups_[i]->set_trace(t, t->track(rname + " TP collectives", "collectives over " + topology_name_));
   }
+  if (fabric_) fabric_->set_trace(t, "links of " + topology_name_);  // a track per link, on first use
 }
 
 std::string Simulation::trace_json() { return trace_ ? trace_->json() : std::string(); }

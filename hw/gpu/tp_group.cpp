@@ -64,6 +64,7 @@ void TpGroup::collective(proto::KernelLaunch& k, const sc_core::sc_time& issue) 
     c.bytes = k.kernel.bytes;
     c.group = device_ids_;
     c.stream = kCommStream;
+    c.engine_step = k.step;
     sc_core::sc_time d = ready - sc_core::sc_time_stamp();
     fabric_socket->b_transport(*p, d);
     if (p->get_response_status() != tlm::TLM_OK_RESPONSE)

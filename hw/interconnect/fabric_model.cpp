@@ -17,6 +17,8 @@ TransferTiming FabricModel::transfer(int src, int dst, double bytes, double read
   for (int l : path) start = std::max(start, links_[static_cast<std::size_t>(l)].free_at());
   const double hold = bytes / topology_->path_bandwidth(src, dst);
   for (int l : path) links_[static_cast<std::size_t>(l)].occupy(start, hold, bytes);
+  if (observer_)
+    for (int l : path) observer_(l, start, start + hold, bytes);
   return {start, start + hold + topology_->path_latency(src, dst)};
 }
 

@@ -4,6 +4,7 @@
 // when it is ready and all its links are free, holds them for bytes / bottleneck bandwidth, and
 // arrives after that plus the sum of the links' latencies. Pure C++: the SystemC fabric module,
 // the `collective` command and the validation share it.
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -26,6 +27,11 @@ class FabricModel {
 
   const Topology& topology() const { return *topology_; }
   const std::vector<LinkTimeline>& links() const { return links_; }
+
+  // Called for every link a transfer holds (link id, start and end of the hold in s, bytes): a
+  // timeline per link for traces. None by default.
+  using LinkObserver = std::function<void(int link, double start, double end, double bytes)>;
+  void set_link_observer(LinkObserver observer) { observer_ = std::move(observer); }
 
   // A point-to-point transfer ready at `ready` (s).
   TransferTiming transfer(int src, int dst, double bytes, double ready);
@@ -52,6 +58,7 @@ class FabricModel {
 
   std::shared_ptr<const Topology> topology_;
   std::vector<LinkTimeline> links_;
+  LinkObserver observer_;
   std::vector<std::set<int>> declared_;  // sorted member sets
   std::vector<char> claimed_;            // per link
   bool any_claimed_ = false;

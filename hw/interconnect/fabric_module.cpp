@@ -1,6 +1,7 @@
 #include "hw/interconnect/fabric_module.hpp"
 
 #include <stdexcept>
+#include <string>
 
 #include "sc_modules/sim/time.hpp"
 
@@ -18,6 +19,21 @@ double FabricModule::bytes_moved() const {
   return b;
 }
 
+void FabricModule::set_trace(util::TraceRecorder* trace, const std::string& process) {
+  if (trace == nullptr) {
+    model_.set_link_observer(nullptr);
+    return;
+  }
+  link_tracks_.assign(model_.topology().links().size(), -1);
+  model_.set_link_observer([this, trace, process](int link, double start, double end, double bytes) {
+    if (!trace->detailed(current_step_)) return;  // like kernels: transfer by transfer in detailed steps
+    int& track = link_tracks_[static_cast<std::size_t>(link)];
+    if (track < 0) track = trace->track(process, model_.topology().links()[static_cast<std::size_t>(link)].name);
+    const auto ps = [](double s) { return static_cast<std::uint64_t>(s * 1e12 + 0.5); };
+    trace->span(track, "transfer", "link", ps(start), ps(end), "{\"bytes\":" + std::to_string(bytes) + "}");
+  });
+}
+
 void FabricModule::b_transport(int, tlm::tlm_generic_payload& payload, sc_core::sc_time& delay) {
   const double issue = sim::to_seconds(sc_core::sc_time_stamp() + delay);
   try {
@@ -31,6 +47,7 @@ void FabricModule::b_transport(int, tlm::tlm_generic_payload& payload, sc_core::
         return;
       }
       model_.check_undeclared(c->group);
+      current_step_ = c->engine_step;
       const auto t = model_.collective(c->kind, c->algorithm, c->group, c->bytes, issue);
       c->start = sim::seconds(t.start);
       c->finish = sim::seconds(t.finish);
@@ -38,6 +55,7 @@ void FabricModule::b_transport(int, tlm::tlm_generic_payload& payload, sc_core::
     } else if (auto* m = payload.get_extension<proto::MemCopy>()) {
       if (m->src < 0 || m->dst < 0) throw std::invalid_argument("host-memory copies are not modelled by the fabric");
       model_.check_undeclared({m->src, m->dst});
+      current_step_ = 0;
       m->finish = sim::seconds(model_.transfer(m->src, m->dst, m->bytes, issue).finish);
       ++copies_;
     } else {

@@ -14,6 +14,7 @@
 #include "hw/interconnect/fabric_model.hpp"
 #include "sc_modules/tlm/extensions.hpp"
 #include "sc_modules/tlm/protocol.hpp"
+#include "sc_modules/util/trace_recorder.hpp"
 
 namespace ks::hw {
 
@@ -31,11 +32,16 @@ class FabricModule : public sc_core::sc_module {
   std::uint64_t collectives() const { return collectives_; }
   std::uint64_t copies() const { return copies_; }
   double bytes_moved() const;  // summed over links (a byte crossing two links counts twice)
+  // Records every link transfer of the trace's detailed steps on a track per link under
+  // `process` (nullptr: no tracing).
+  void set_trace(util::TraceRecorder* trace, const std::string& process);
 
  private:
   void b_transport(int port, tlm::tlm_generic_payload& payload, sc_core::sc_time& delay);
 
   interconnect::FabricModel model_;
+  std::vector<int> link_tracks_;  // per link, -1 until its first transfer
+  std::uint64_t current_step_ = 0;  // engine step of the transaction being run
   std::uint64_t collectives_ = 0;
   std::uint64_t copies_ = 0;
 };

@@ -110,6 +110,7 @@ struct Collective : Extension<Collective> {
   CollectiveAlgorithm algorithm = CollectiveAlgorithm::Auto;
   int step = 0;                    // step within the algorithm (ring: 2(n-1) steps); informational
   int stream = 1;                  // the communication stream
+  std::uint64_t engine_step = 0;   // the engine step it serves (traces show detailed steps only)
   // A probe reserves nothing: the fabric answers how long the collective takes on idle links
   // and whether the group's links are exclusive to it (no other declared traffic crosses them).
   bool probe = false;

@@ -326,12 +326,29 @@ TEST(Cli, TraceOfATensorParallelRunHasACollectiveTrack) {
   for (const auto& m : trace_events(doc, "M"))
     if (m["name"] == "process_name") processes.insert(m["args"]["name"].get<std::string>());
   EXPECT_EQ(processes, (std::set<std::string>{"replica0", "replica0 gpu0 (device 0)", "replica0 gpu1 (device 1)",
-                                              "replica0 TP collectives"}));
+                                              "replica0 TP collectives", "links of dgx_h100"}));
   const auto coll = trace_track(doc, "collectives over");
   int all_reduces = 0;
   for (const auto& e : trace_events(doc, "X"))
     if (e["pid"] == coll.first && e["tid"] == coll.second && e["cat"] == "collective") ++all_reduces;
   EXPECT_GT(all_reduces, 0);
+  // A track per link the all-reduces crossed (GPU to NVSwitch and back), each with its transfers,
+  // none longer than the collective span that contains it.
+  std::set<std::string> links;
+  for (const auto& m : trace_events(doc, "M"))
+    if (m["name"] == "thread_name" && m["args"]["name"].get<std::string>().find("->") != std::string::npos)
+      links.insert(m["args"]["name"].get<std::string>());
+  EXPECT_EQ(links, (std::set<std::string>{"gpu0->node0_nvswitch", "node0_nvswitch->gpu1", "gpu1->node0_nvswitch",
+                                          "node0_nvswitch->gpu0"}));
+  const auto up = trace_track(doc, "gpu0->node0_nvswitch");
+  int transfers = 0;
+  for (const auto& e : trace_events(doc, "X"))
+    if (e["pid"] == up.first && e["tid"] == up.second) {
+      EXPECT_EQ(e["cat"], "link");
+      EXPECT_GT(e["args"]["bytes"].get<double>(), 0);
+      ++transfers;
+    }
+  EXPECT_GE(transfers, all_reduces);  // a 2-rank ring: every all-reduce sends from gpu0 at least once
   fs::remove_all(a);
 }
 
