@@ -80,6 +80,21 @@ std::uint64_t KvBlockManager::hash_of(Request& r, std::int64_t index) {
   return r.block_hashes[static_cast<std::size_t>(index)];
 }
 
+bool KvBlockManager::shareable(const Request& r, std::int64_t index, std::int64_t block_size) {
+  const std::int64_t end = (index + 1) * block_size;
+  return (r.prompt_ids && end <= static_cast<std::int64_t>(r.prompt_ids->size())) ||
+         (r.prefix_group != 0 && end <= r.group_tokens);
+}
+
+void KvBlockManager::insert_cached(std::int32_t block, std::uint64_t hash) {
+  // A second copy of content already cached stays unhashed: it is freed first, and the cache
+  // keeps one block per hash.
+  if (!cached_.emplace(hash, block).second) return;
+  const auto i = static_cast<std::size_t>(block);
+  hash_[i] = hash;
+  hashed_[i] = kHashed;
+}
+
 std::int64_t KvBlockManager::cached_prefix(Request& r) {
   if (!prefix_caching_ || !r.block_table.empty()) return 0;
   const std::int64_t max_blocks = (r.sequence_length() - 1) / block_size_;
@@ -92,9 +107,13 @@ std::int32_t KvBlockManager::take_free_block() {
   const std::int32_t b = free_head_;
   unlink_free(b);
   const auto i = static_cast<std::size_t>(b);
-  if (hashed_[i]) {  // evict its cached content
-    auto it = cached_.find(hash_[i]);
-    if (it != cached_.end() && it->second == b) cached_.erase(it);
+  if (hashed_[i] != 0) {  // evict its cached content
+    if (hashed_[i] == kHashed) {
+      auto it = cached_.find(hash_[i]);
+      if (it != cached_.end() && it->second == b) cached_.erase(it);
+    } else {
+      --private_blocks_;
+    }
     hashed_[i] = 0;
     ++stats_.evictions;
   }
@@ -148,23 +167,34 @@ void KvBlockManager::commit(Request& r) {
   const std::int64_t full = std::min<std::int64_t>(r.computed_tokens / block_size_,
                                                    static_cast<std::int64_t>(r.block_table.size()));
   for (std::int64_t b = r.kv_committed_blocks; b < full; ++b) {
-    const std::uint64_t h = hash_of(r, b);
-    const auto i = static_cast<std::size_t>(r.block_table[static_cast<std::size_t>(b)]);
-    if (hashed_[i]) continue;
-    // A second copy of content already cached stays unhashed: it is freed first, and the
-    // cache keeps one block per hash.
-    if (!cached_.emplace(h, static_cast<std::int32_t>(i)).second) continue;
-    hash_[i] = h;
-    hashed_[i] = 1;
+    const std::int32_t block = r.block_table[static_cast<std::size_t>(b)];
+    const auto i = static_cast<std::size_t>(block);
+    if (hashed_[i] != 0) continue;
+    if (shareable(r, b, block_size_)) {
+      insert_cached(block, hash_of(r, b));
+    } else {  // this request's alone: into the map only if it is preempted (release)
+      hashed_[i] = kPrivate;
+      ++private_blocks_;
+    }
   }
   r.kv_committed_blocks = std::max(r.kv_committed_blocks, full);
 }
 
 void KvBlockManager::release(Request& r) {
+  if (!r.finished()) {  // preempted: its private blocks may serve its own recomputation
+    for (std::size_t b = 0; b < r.block_table.size(); ++b) {
+      const std::int32_t block = r.block_table[b];
+      const auto i = static_cast<std::size_t>(block);
+      if (hashed_[i] != kPrivate) continue;
+      hashed_[i] = 0;
+      --private_blocks_;
+      insert_cached(block, hash_of(r, static_cast<std::int64_t>(b)));
+    }
+  }
   for (auto it = r.block_table.rbegin(); it != r.block_table.rend(); ++it) {
     const auto i = static_cast<std::size_t>(*it);
     if (--ref_[i] > 0) continue;
-    if (hashed_[i]) push_free_back(*it);
+    if (hashed_[i] != 0) push_free_back(*it);
     else push_free_front(*it);
   }
   r.block_table.clear();

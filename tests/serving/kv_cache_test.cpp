@@ -117,3 +117,33 @@ TEST(PrefixCache, TokenIdsDecideWhenGiven) {
   kv.commit(a);
   EXPECT_EQ(kv.cached_prefix(b), 4);  // first block equal, second differs at token 7
 }
+
+// A preempted request finds its own blocks again (they were its alone, so only it can); once a
+// request has finished, its private blocks keep their LRU place and count as evictions when
+// reused, but nothing can hit them.
+TEST(PrefixCache, PreemptedRequestRecoversItsPrivateBlocks) {
+  KvBlockManager kv(8, 16, true);
+  Request a = grouped(1, 64, 0, 0);
+  ASSERT_TRUE(kv.allocate(a, 0, 64));
+  a.computed_tokens = 64;
+  kv.commit(a);
+  EXPECT_EQ(kv.cached_blocks(), 4);
+  kv.release(a);  // preempted (not finished): recomputed later
+  a.computed_tokens = 0;
+  EXPECT_EQ(kv.cached_prefix(a), 48);  // 3 whole blocks; the last token is computed again
+
+  Request b = grouped(2, 64, 0, 0);
+  ASSERT_TRUE(kv.allocate(b, 0, 64));
+  b.computed_tokens = 64;
+  b.generated = b.output_tokens;  // finished
+  kv.commit(b);
+  kv.release(b);
+  Request b_again = grouped(2, 64, 0, 0);  // the same id and length: still nothing to hit
+  b_again.id = 3;
+  EXPECT_EQ(kv.cached_prefix(b_again), 0);
+  EXPECT_EQ(kv.cached_blocks(), 8);  // a's 4 (hashed) and b's 4 (private, dead) keep their places
+  Request x = grouped(4, 16 * 6, 0, 0);  // takes the free head first: a's tail, then older blocks
+  ASSERT_TRUE(kv.allocate(x, 0, 16 * 6));
+  EXPECT_EQ(kv.stats().evictions, 6);
+  EXPECT_EQ(kv.cached_blocks(), 2);
+}
