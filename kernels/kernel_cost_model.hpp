@@ -25,6 +25,7 @@ class KernelCostModel {
   KernelCost cost(const Kernel& kernel) const;
   // Off: every call prices the kernel afresh (the `--exact` reference; results are the same).
   void set_memoise(bool on) { memoise_ = on; }
+  bool memoise() const { return memoise_; }
   Tier tier() const { return tier_; }
   const GpuSpec& gpu() const { return gpu_; }
   std::uint64_t lookups() const { return lookups_; }

@@ -22,6 +22,7 @@ class CatalogGpu final : public GpuModule {
 
   const kernels::GpuSpec& spec() const override { return costs_.gpu(); }
   kernels::KernelCost kernel_cost(const kernels::Kernel& kernel) const override { return costs_.cost(kernel); }
+  bool reuses_kernel_costs() const override { return costs_.memoise(); }
 
  private:
   static kernels::KernelCostModel make_cost_model(const GpuArgs& args, const kernels::GpuSpec& spec) {

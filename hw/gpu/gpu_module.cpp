@@ -117,17 +117,34 @@ bool GpuModule::has_collective(const kernels::StepKernels& step) {
 
 void GpuModule::price(const std::vector<kernels::Kernel>& kernels, std::vector<PricedKernel>& out,
                       proto::CollectiveTimer* collectives) {
-  out.clear();
-  for (const kernels::Kernel& kernel : kernels) {
-    if (kernels::is_collective(kernel.op)) {  // timed by the group, not run here (no statistics)
-      out.push_back({&kernel, kernels::KernelCost{}, collectives->duration(kernel), StatsSlots{nullptr, nullptr}});
+  // Consecutive steps mostly repeat their kernels (the same batch size: the same GEMMs and
+  // elementwise kernels; only attention moves with the context lengths).
+  const bool reuse = reuses_kernel_costs();
+  const std::size_t kept = reuse ? std::min(out.size(), kernels.size()) : 0;
+  out.resize(kernels.size());
+  for (std::size_t i = 0; i < kernels.size(); ++i) {
+    const kernels::Kernel& kernel = kernels[i];
+    PricedKernel& p = out[i];
+    if (i < kept && same_shape(p.kernel_copy, kernel)) {
+      p.kernel = &kernel;
       continue;
     }
-    const kernels::KernelCost cost = kernel_cost(kernel);
-    // The same rounding as sc_time(seconds, SC_SEC) at the 1 ps resolution, without its library call.
-    const auto duration = sc_core::sc_time::from_value(static_cast<sc_dt::uint64>(to_picoseconds(cost.seconds)));
-    out.push_back({&kernel, cost, duration, slots_for(kernel)});
+    if (kernels::is_collective(kernel.op)) {  // timed by the group, not run here (no statistics)
+      p = {&kernel, kernels::KernelCost{}, collectives->duration(kernel), StatsSlots{nullptr, nullptr}, {}};
+    } else {
+      const kernels::KernelCost cost = kernel_cost(kernel);
+      // The same rounding as sc_time(seconds, SC_SEC) at the 1 ps resolution, without its library call.
+      const auto duration = sc_core::sc_time::from_value(static_cast<sc_dt::uint64>(to_picoseconds(cost.seconds)));
+      p = {&kernel, cost, duration, slots_for(kernel), {}};
+    }
+    p.kernel_copy = kernel;
   }
+}
+
+// Everything a kernel's price and report rows depend on.
+bool GpuModule::same_shape(const kernels::Kernel& a, const kernels::Kernel& b) {
+  return a.op == b.op && a.name == b.name && a.phase == b.phase && a.dtype == b.dtype && a.m == b.m && a.n == b.n &&
+         a.k == b.k && a.flops == b.flops && a.bytes == b.bytes && a.groups == b.groups && a.batch == b.batch;
 }
 
 // The same stream timing as one launch per kernel, without walking every layer. A stream is a

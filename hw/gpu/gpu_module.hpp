@@ -48,6 +48,10 @@ class GpuModule : public sc_core::sc_module {
   virtual const kernels::GpuSpec& spec() const = 0;
   // Time of one kernel on this GPU.
   virtual kernels::KernelCost kernel_cost(const kernels::Kernel& kernel) const = 0;
+  // True when kernel_cost is a pure function of the kernel and may be remembered: a step launch
+  // then reuses the previous step's price of a kernel that did not change (same position, same
+  // shape), skipping the lookup. Off by default: a kind's costs may depend on its state.
+  virtual bool reuses_kernel_costs() const { return false; }
 
   // When everything issued so far to `stream` (-1: all streams) will have finished.
   sc_core::sc_time stream_free_at(int stream) const;
@@ -90,7 +94,9 @@ class GpuModule : public sc_core::sc_module {
     kernels::KernelCost cost;
     sc_core::sc_time duration;
     StatsSlots slots;
+    kernels::Kernel kernel_copy;  // what was priced, to recognise it in the next step
   };
+  static bool same_shape(const kernels::Kernel& a, const kernels::Kernel& b);
   StatsSlots slots_for(const kernels::Kernel& kernel);
   void account(const kernels::Kernel& kernel, const kernels::KernelCost& cost, int repeat, const StatsSlots& slots);
   void price(const std::vector<kernels::Kernel>& kernels, std::vector<PricedKernel>& out,
