@@ -108,7 +108,7 @@ def latency_throughput(args):
     skipped = 0
     for i, row in enumerate(rows, start=2):
         cells = [row[args.x]] + [row[y] for y in ys]
-        failed = (row["status"] or "").strip().lower() not in ("", "ok", "completed", "done", "success")
+        failed = (row["status"] or "").strip().lower().startswith(("fail", "error"))
         if failed or any(c is None or c.strip() == "" for c in cells):
             skipped += 1  # a failed point: its metrics are blank
             continue
