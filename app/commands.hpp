@@ -20,5 +20,6 @@ int cmd_kernels(const std::vector<std::string>& args);
 int cmd_collective(const std::vector<std::string>& args);
 int cmd_validate_collectives(const std::vector<std::string>& args);
 int cmd_fit_host(const std::vector<std::string>& args);
+int cmd_step(const std::vector<std::string>& args);
 
 }  // namespace ks::app

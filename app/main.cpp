@@ -24,7 +24,8 @@ void print_usage(std::ostream& out) {
          "  kernels --gpu G --tier T --in K.csv --out P.csv      predict kernel times\n"
          "  collective --topology T --kind K --gpus N --bytes B  predicted time of one collective\n"
          "  validate-collectives [--out FILE.md]                 measured vs predicted collectives\n"
-         "  fit-host [--measurements a100|a40|F.csv]...          fit host CPU overheads, leave-one-model-out error\n\n"
+         "  fit-host [--measurements a100|a40|F.csv]...          fit host CPU overheads, leave-one-model-out error\n"
+         "  step --model M --gpu G --decode N --context C         every kernel of one step, priced, as CSV\n\n"
          "Every command takes --plugin LIB.so (repeatable): a shared library registering more kinds.\n"
          "`kernelsight <command> --help` describes each command.\n";
 }
@@ -60,6 +61,7 @@ int sc_main(int argc, char* argv[]) {
   if (command == "collective") return ks::app::cmd_collective(args);
   if (command == "validate-collectives") return ks::app::cmd_validate_collectives(args);
   if (command == "fit-host") return ks::app::cmd_fit_host(args);
+  if (command == "step") return ks::app::cmd_step(args);
   std::cerr << "kernelsight: unknown command '" << command << "'\n\n";
   print_usage(std::cerr);
   return ks::app::kExitBadInput;

@@ -64,12 +64,15 @@ config::Schema parallel_schema() {
   return s;
 }
 
-// The topology preset that matches the GPU when the scenario names none.
+}  // namespace
+
 std::string default_topology(const std::string& gpu_spec) {
   if (gpu_spec.find("a100") != std::string::npos) return "dgx_a100";
   if (gpu_spec.find("b200") != std::string::npos) return "hgx_b200";
   return "dgx_h100";
 }
+
+namespace {
 
 // A tp the model cannot be split by is a scenario error, reported before elaboration.
 void check_tp(const kernels::ModelConfig& model, kernels::DType wdt, kernels::DType kvdt, int tp,
@@ -88,6 +91,14 @@ kernels::DType dtype_param(const config::Params& p, const std::string& key) {
 }
 
 }  // namespace
+
+std::vector<std::pair<std::string, config::Schema>> fixed_scenario_sections() {
+  return {{"", scenario_schema()},
+          {"model", model_schema()},
+          {"parallel", parallel_schema()},
+          {"cache", cache_schema()},
+          {"output", output_schema()}};
+}
 
 Simulation::Simulation(config::Document& scenario) {
   serving::apply_engine_profile(scenario);  // fills in defaults before anything is read

@@ -6,6 +6,7 @@
 #include <deque>
 #include <memory>
 #include <optional>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,13 @@ namespace ks::app {
 // The fast path must give the same summary (tests/cli/exact_cli_test.cpp).
 inline constexpr const char* kExactOverrides[] = {"hardware.host.launch_granularity=kernel",
                                                   "hardware.gpu.memoise=false"};
+
+// The topology preset that matches the GPU when the scenario names none.
+std::string default_topology(const std::string& gpu_spec);
+
+// The scenario's sections without a `kind:` and their schemas, in file order ("" = top level):
+// what `kernelsight describe --all` documents beside the registered kinds.
+std::vector<std::pair<std::string, config::Schema>> fixed_scenario_sections();
 
 class Simulation {
  public:

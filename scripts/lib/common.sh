@@ -9,6 +9,7 @@ KS_PACKAGES=(
   g++ cmake make pkg-config
   libsystemc-dev libyaml-cpp-dev libboost-program-options-dev nlohmann-json3-dev
   libeigen3-dev libgtest-dev libbenchmark-dev robin-map-dev python3
+  python3-matplotlib  # scripts/plot.py and its test
 )
 
 ks_log() { printf '[kernelsight] %s\n' "$*" >&2; }
