@@ -1,7 +1,12 @@
-// Built-in topologies. Bandwidths are per direction; NVLink per GPU is half the bidirectional
-// figure on NVIDIA's spec sheets (A100 600 GB/s, H100 900 GB/s, B200 1.8 TB/s). Latencies and the
-// per-collective overhead are effective values fitted to measured NCCL collectives (see
-// docs/validation-collectives.md), not wire latencies.
+// Built-in topologies. Bandwidths are per direction. Link latencies, NVLink bandwidths and the
+// per-collective overhead are effective values fitted to measured all-reduces (what tensor
+// parallelism sends) by `kernelsight validate-collectives` (docs/validation-collectives.md, whose
+// last table checks these defaults against the fit): dgx_a100 on vidur's DGX A100 and two-node
+// A100 measurements (its InfiniBand figures are that cluster's, 5.4 GB/s per GPU pair, well below
+// HDR's 25 GB/s: set ib_bandwidth for your fabric), pcie_pairwise_nvlink on vidur's A100 PCIe
+// pairs, hgx_b200 on XLA's B200 tables, dgx_h100 (no measurement) carried across generations from
+// the A100 and B200 fits. Parameters without measurements keep spec-derived values: PCIe Gen4 x16
+// 24 GB/s and Gen5 48 GB/s (NCCL's own topology figures), InfiniBand NDR 400 Gb/s ~ 45 GB/s.
 #include "hw/interconnect/topology_presets.hpp"
 
 #include <stdexcept>
@@ -107,16 +112,16 @@ void add_preset(const std::string& kind, const std::string& doc, const Defaults&
 const bool registered = [] {
   // HDR InfiniBand 200 Gb/s = 25 GB/s, NDR 400 Gb/s = 50 GB/s per NIC; PCIe Gen4 x16 32 GB/s,
   // Gen5 x16 64 GB/s per direction.
-  add_preset("dgx_a100", "DGX A100: 8 A100 SXM per node on NVSwitch (300 GB/s per direction), HDR InfiniBand",
-             {8, "230GB/s", "7us", "24GB/s", "10us", "22GB/s", "10us", "20us"});
+  add_preset("dgx_a100", "DGX A100: 8 A100 SXM per node on NVSwitch (300 GB/s per direction), InfiniBand",
+             {8, "139GB/s", "767ns", "24GB/s", "10us", "5.4GB/s", "5.905us", "20.17us"});
   add_preset("dgx_h100", "DGX H100: 8 H100 SXM per node on NVSwitch (450 GB/s per direction), NDR InfiniBand",
-             {8, "360GB/s", "6us", "48GB/s", "10us", "45GB/s", "8us", "20us"});
+             {8, "229.5GB/s", "1.382us", "48GB/s", "10us", "45GB/s", "8us", "21.23us"});
   add_preset("hgx_b200", "HGX B200: 8 B200 per node on NVSwitch (900 GB/s per direction), NDR InfiniBand",
-             {8, "720GB/s", "5us", "48GB/s", "10us", "45GB/s", "8us", "20us"});
+             {8, "501GB/s", "1.997us", "48GB/s", "10us", "45GB/s", "8us", "22.29us"});
   add_preset("pcie_pairwise_nvlink",
              "PCIe server with NVLink bridges between GPU pairs (A100 PCIe: 300 GB/s per direction); "
              "cross-pair traffic over PCIe through the host bridge",
-             {4, "230GB/s", "5us", "24GB/s", "10us", "22GB/s", "10us", "20us"});
+             {4, "147.8GB/s", "1ns", "24GB/s", "10us", "22GB/s", "10us", "13.46us"});
   return true;
 }();
 
