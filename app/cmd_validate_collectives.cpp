@@ -73,14 +73,25 @@ std::vector<std::vector<int>> groups_of(const Row& r, int gpus_per_node) {
   return gs;
 }
 
+bool is_time(const std::string& key) {
+  return key.find("latency") != std::string::npos || key == "collective_overhead";
+}
+
+// A parameter as a YAML value: times and bandwidths with their unit, the LL fraction bare.
+std::string format_param(const std::string& key, double v) {
+  if (key == "ll_bandwidth_fraction") {
+    char b[32];
+    std::snprintf(b, sizeof b, "%.3g", v);
+    return b;
+  }
+  return config::format_quantity(v, is_time(key) ? config::Dim::Time : config::Dim::Bandwidth);
+}
+
 std::unique_ptr<interconnect::Topology> build(const Setup& s, int nodes) {
   std::string yaml = "kind: " + s.preset + "\nnodes: " + std::to_string(nodes) +
                      "\ngpus_per_node: " + std::to_string(s.gpus_per_node) + "\n";
   config::Document doc = config::Document::parse(yaml, "<validation>");
-  for (const auto& [k, v] : s.params) {
-    const bool time = k.find("latency") != std::string::npos || k == "collective_overhead";
-    doc.apply_override(k + "=" + config::format_quantity(v, time ? config::Dim::Time : config::Dim::Bandwidth));
-  }
+  for (const auto& [k, v] : s.params) doc.apply_override(k + "=" + format_param(k, v));
   const auto& entry = interconnect::topology_registry().get(s.preset, {}, "topology");
   return entry.make(doc.root().resolve(entry.schema));
 }
@@ -108,17 +119,16 @@ double simulate(const Row& r, const Setup& s) {
   return t;
 }
 
-// Steps and chunk size of the ring algorithm (the features of the alpha-beta fit).
+// Steps and bytes per step of the ring algorithm (the features of the alpha-beta fit).
 std::pair<double, double> steps_chunk(const Row& r) {
-  switch (r.kind) {
-    case CollectiveKind::SendRecv: return {1, r.bytes};
-    case CollectiveKind::AllReduce: return {2.0 * (r.n - 1), r.bytes / r.n};
-    default: return {r.n - 1.0, r.bytes / r.n};
-  }
+  const auto [steps, chunk] =
+      interconnect::steps_and_chunk(r.kind, interconnect::CollectiveAlgorithm::Ring, r.kind == CollectiveKind::SendRecv ? 2 : r.n, r.bytes);
+  return {steps, chunk};
 }
 
 // Least squares on relative error with non-negative coefficients (drops a negative one, refits).
-std::vector<double> fit(const std::vector<std::vector<double>>& x, const std::vector<double>& y) {
+std::vector<double> fit(const std::vector<std::vector<double>>& x, const std::vector<double>& y,
+                        const std::vector<const Row*>& rows) {
   const std::size_t k = x.empty() ? 0 : x[0].size();
   std::vector<bool> active(k, true);
   for (int round = 0; round < static_cast<int>(k); ++round) {
@@ -128,7 +138,7 @@ std::vector<double> fit(const std::vector<std::vector<double>>& x, const std::ve
     const std::size_t m = idx.size();
     std::vector<std::vector<double>> a(m, std::vector<double>(m + 1, 0));
     for (std::size_t i = 0; i < x.size(); ++i) {
-      const double w = 1.0 / (y[i] * y[i]);
+      const double w = 1.0 / (rows[i]->measured * rows[i]->measured);
       for (std::size_t p = 0; p < m; ++p) {
         for (std::size_t q = 0; q < m; ++q) a[p][q] += w * x[i][idx[p]] * x[i][idx[q]];
         a[p][m] += w * x[i][idx[p]] * y[i];
@@ -164,33 +174,102 @@ const char* type_key(LinkType t) {
   return t == LinkType::NVLink ? "nvlink" : t == LinkType::PCIe ? "pcie" : "ib";
 }
 
-// Fits one setup's parameters from its pure rows (those with use(row) true).
-Setup fit_setup(Setup s, const std::vector<const Row*>& rows) {
-  std::vector<std::vector<double>> x;
-  std::vector<double> y;
-  for (const Row* r : rows)
-    if (r->link == LinkType::NVLink) {
-      auto [steps, chunk] = steps_chunk(*r);
-      x.push_back({1.0, steps, steps * chunk});
-      y.push_back(r->measured);
-    }
-  const auto nv = fit(x, y);
-  s.params["collective_overhead"] = nv[0];
-  s.params["nvlink_latency"] = std::max(nv[1], 1e-9);
-  if (nv[2] > 0) s.params["nvlink_bandwidth"] = 1.0 / nv[2];
-  for (LinkType t : {LinkType::PCIe, LinkType::InfiniBand}) {
-    x.clear(), y.clear();
-    for (const Row* r : rows)
-      if (r->link == t) {
-        auto [steps, chunk] = steps_chunk(*r);
-        x.push_back({steps, steps * chunk});
-        y.push_back(std::max(r->measured - nv[0], 1e-9));
+// The two-protocol α–β form of one link type, linear once each row's protocol is known:
+// t = overhead + steps * (alpha + [Simple] delta) + steps * chunk / (beta * [LL] e).
+// `known` holds (overhead, delta) when they come from the NVLink fit (features then only alpha,
+// 1/beta). Rows switch to their faster protocol and the fit repeats until no row switches, from
+// several starting splits (every size below a threshold on LL); the LL fraction e is a grid
+// over the range NCCL's tuner assumes.
+struct LinkFit {
+  double overhead = 0, alpha = 0, inv_beta = 0, delta = 0, e = 1, loss = INFINITY;
+};
+
+LinkFit fit_link(const std::vector<const Row*>& rows, const LinkFit* known) {
+  auto features = [&](const Row& r, bool ll, double e) {
+    const auto [steps, chunk] = steps_chunk(r);
+    const double v = steps * chunk / (ll ? e : 1.0);
+    if (known) return std::vector<double>{steps, v};
+    return std::vector<double>{1.0, steps, v, ll ? 0.0 : steps};
+  };
+  auto offset = [&](const Row& r, bool ll) {
+    return known ? known->overhead + (ll ? 0.0 : steps_chunk(r).first * known->delta) : 0.0;
+  };
+  auto time = [&](const Row& r, bool ll, double e, const std::vector<double>& th) {
+    const auto x = features(r, ll, e);
+    double t = offset(r, ll);
+    for (std::size_t j = 0; j < x.size(); ++j) t += x[j] * th[j];
+    return t;
+  };
+  std::vector<double> sizes;
+  for (const Row* r : rows) sizes.push_back(r->bytes);
+  std::sort(sizes.begin(), sizes.end());
+  sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+  LinkFit best;
+  // NCCL's own tuner rates LL at 1/4 to 1/3 of Simple's bandwidth and LL128 at 0.92.
+  std::vector<double> grid{known ? known->e : 0.25};
+  while (!known && grid.back() < 0.999) grid.push_back(grid.back() + 0.05);
+  for (double e : grid)
+    for (std::size_t start = 0; start <= sizes.size(); start += 3) {
+      const double threshold = start < sizes.size() ? sizes[start] : INFINITY;
+      std::vector<bool> ll;
+      for (const Row* r : rows) ll.push_back(r->bytes < threshold);
+      std::vector<double> th;
+      for (int round = 0; round < 30; ++round) {
+        std::vector<std::vector<double>> x;
+        std::vector<double> y;
+        for (std::size_t i = 0; i < rows.size(); ++i) {
+          x.push_back(features(*rows[i], ll[i], e));
+          y.push_back(rows[i]->measured - offset(*rows[i], ll[i]));
+        }
+        th = fit(x, y, rows);
+        bool changed = false;
+        for (std::size_t i = 0; i < rows.size(); ++i) {
+          const bool faster_ll = time(*rows[i], true, e, th) < time(*rows[i], false, e, th);
+          changed = changed || faster_ll != ll[i];
+          ll[i] = faster_ll;
+        }
+        if (!changed) break;
       }
-    if (x.empty()) continue;
-    const auto th = fit(x, y);
+      double loss = 0;
+      for (const Row* r : rows) {
+        const double t = std::min(time(*r, true, e, th), time(*r, false, e, th));
+        loss += (t - r->measured) * (t - r->measured) / (r->measured * r->measured);
+      }
+      if (loss < best.loss) {
+        best.loss = loss, best.e = e;
+        if (known) {
+          best.overhead = known->overhead, best.delta = known->delta, best.alpha = th[0], best.inv_beta = th[1];
+        } else {
+          best.overhead = th[0], best.alpha = th[1], best.inv_beta = th[2], best.delta = th[3];
+        }
+      }
+    }
+  return best;
+}
+
+// Fits one setup's parameters from its single-link-type rows: overhead, protocol costs and the
+// NVLink latency and bandwidth from the NVLink rows, then each other link type's latency and
+// bandwidth with those held.
+Setup fit_setup(Setup s, const std::vector<const Row*>& rows) {
+  auto of_type = [&](LinkType t) {
+    std::vector<const Row*> out;
+    for (const Row* r : rows)
+      if (r->link == t) out.push_back(r);
+    return out;
+  };
+  const LinkFit nv = fit_link(of_type(LinkType::NVLink), nullptr);
+  s.params["collective_overhead"] = nv.overhead;
+  s.params["simple_step_latency"] = nv.delta;
+  s.params["ll_bandwidth_fraction"] = nv.e;
+  s.params["nvlink_latency"] = std::max(nv.alpha, 1e-9);
+  if (nv.inv_beta > 0) s.params["nvlink_bandwidth"] = 1.0 / nv.inv_beta;
+  for (LinkType t : {LinkType::PCIe, LinkType::InfiniBand}) {
+    const auto list = of_type(t);
+    if (list.empty()) continue;
+    const LinkFit f = fit_link(list, &nv);
     // IB: a GPU-to-GPU route crosses two NIC-switch hops, each with ib_latency.
-    s.params[std::string(type_key(t)) + "_latency"] = t == LinkType::InfiniBand ? th[0] / 2 : th[0];
-    if (th[1] > 0) s.params[std::string(type_key(t)) + "_bandwidth"] = 1.0 / th[1];
+    s.params[std::string(type_key(t)) + "_latency"] = t == LinkType::InfiniBand ? f.alpha / 2 : f.alpha;
+    if (f.inv_beta > 0) s.params[std::string(type_key(t)) + "_bandwidth"] = 1.0 / f.inv_beta;
   }
   return s;
 }
@@ -311,14 +390,15 @@ int cmd_validate_collectives(const std::vector<std::string>& args) {
         "predicted by a fit on every other message size (2-fold by size); configurations that mix link "
         "types (two-node rings, cross-pair rings) are never fitted and only predicted. Error = "
         "|predicted − measured| / measured; medians over rows.\n\n";
-  md << "## Fitted parameters\n\n| setup / collective | topology | overhead | NVLink latency | NVLink bw | PCIe latency | PCIe bw | IB latency | IB bw |\n|---|---|---|---|---|---|---|---|---|\n";
+  md << "## Fitted parameters\n\n| setup / collective | topology | overhead | LL bw fraction | Simple step latency | NVLink latency | NVLink bw | PCIe latency | PCIe bw | IB latency | IB bw |\n|---|---|---|---|---|---|---|---|---|---|---|\n";
   auto q = [](const Setup& s, const std::string& k, config::Dim d) {
     auto it = s.params.find(k);
     return it == s.params.end() ? std::string("(preset)") : config::format_quantity(d == config::Dim::Time ? std::round(it->second * 1e8) / 1e8 : std::round(it->second / 1e8) * 1e8, d);
   };
   for (const auto& [name, s] : fitted)
     md << "| " << name << " | " << s.preset << " | " << q(s, "collective_overhead", config::Dim::Time) << " | "
-       << q(s, "nvlink_latency", config::Dim::Time) << " | " << q(s, "nvlink_bandwidth", config::Dim::Bandwidth) << " | "
+       << format_param("ll_bandwidth_fraction", s.params.at("ll_bandwidth_fraction")) << " | "
+       << q(s, "simple_step_latency", config::Dim::Time) << " | " << q(s, "nvlink_latency", config::Dim::Time) << " | " << q(s, "nvlink_bandwidth", config::Dim::Bandwidth) << " | "
        << q(s, "pcie_latency", config::Dim::Time) << " | " << q(s, "pcie_bandwidth", config::Dim::Bandwidth) << " | "
        << q(s, "ib_latency", config::Dim::Time) << " | " << q(s, "ib_bandwidth", config::Dim::Bandwidth) << " |\n";
 
@@ -380,6 +460,8 @@ int cmd_validate_collectives(const std::vector<std::string>& args) {
       {"hgx_b200", b200},
       {"dgx_h100",
        {{"collective_overhead", mean_of("collective_overhead")},
+        {"ll_bandwidth_fraction", mean_of("ll_bandwidth_fraction")},
+        {"simple_step_latency", mean_of("simple_step_latency")},
         {"nvlink_latency", mean_of("nvlink_latency")},
         {"nvlink_bandwidth", 450e9 * 0.5 * (a100.at("nvlink_bandwidth") / 300e9 + b200.at("nvlink_bandwidth") / 900e9)}}}};
   bool all_agree = true;
@@ -387,12 +469,10 @@ int cmd_validate_collectives(const std::vector<std::string>& args) {
     const config::Params p = preset_defaults(preset);
     for (const auto& [k, v] : params) {
       const double d = p.number(k);
-      const bool time = k.find("latency") != std::string::npos || k == "collective_overhead";
-      const bool agree = std::fabs(d - v) <= std::max(0.01 * std::fabs(v), time ? 1e-8 : 0.0);
+      const bool agree = std::fabs(d - v) <= std::max(0.01 * std::fabs(v), is_time(k) ? 1e-8 : 0.0);
       all_agree = all_agree && agree;
-      const auto dim = time ? config::Dim::Time : config::Dim::Bandwidth;
-      md << "| " << preset << " | " << k << " | " << config::format_quantity(d, dim) << " | "
-         << config::format_quantity(time ? std::round(v * 1e9) / 1e9 : std::round(v / 1e8) * 1e8, dim) << " | "
+      const double shown = k == "ll_bandwidth_fraction" ? v : is_time(k) ? std::round(v * 1e9) / 1e9 : std::round(v / 1e8) * 1e8;
+      md << "| " << preset << " | " << k << " | " << format_param(k, d) << " | " << format_param(k, shown) << " | "
          << (agree ? "yes" : "**no**") << " |\n";
     }
   }
