@@ -19,7 +19,8 @@ Result kernelsight(const std::string& args) { return ks::test_support::run_cli(K
 TEST(CollectiveCli, PrintsThePredictedRingAllReduceTime) {
   const Result r = kernelsight(
       "collective --topology dgx_h100 --kind all_reduce --gpus 4 --bytes 64MiB --algorithm ring "
-      "--set nvlink_bandwidth=400GB/s --set nvlink_latency=5us --set collective_overhead=10us");
+      "--set nvlink_bandwidth=400GB/s --set nvlink_latency=5us --set collective_overhead=10us "
+      "--set ll_bandwidth_fraction=1 --set simple_step_latency=0us");
   ASSERT_EQ(r.status, 0) << r.out;
   // 10 us + 6 x (5 us + 16 MiB / 400 GB/s) = 10 + 6 x (5 + 41.94304) = 291.66 us.
   EXPECT_NE(r.out.find("predicted time:  291.66 us"), std::string::npos) << r.out;
@@ -38,4 +39,34 @@ TEST(CollectiveCli, BadInputExitsWithStatus2AndSaysWhy) {
   r = kernelsight("collective --topology torus --bytes 1MiB");
   EXPECT_EQ(r.status, 2);
   EXPECT_NE(r.out.find("registered kinds: dgx_a100"), std::string::npos) << r.out;
+}
+
+TEST(CollectiveCli, NamesTheProtocolThatSizeRunsWith) {
+  const std::string base =
+      "collective --topology dgx_h100 --kind all_reduce --gpus 8 --set nvlink_bandwidth=200GB/s "
+      "--set nvlink_latency=1us --set collective_overhead=20us --set ll_bandwidth_fraction=0.5 "
+      "--set simple_step_latency=4us --bytes ";
+  Result r = kernelsight(base + "64KiB");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("protocol:        LL "), std::string::npos) << r.out;
+  // 20 us + 14 x (1 us + 8 KiB / 100 GB/s) = 20 + 14 x 1.08192 = 35.15 us.
+  EXPECT_NE(r.out.find("predicted time:  35.15 us"), std::string::npos) << r.out;
+  r = kernelsight(base + "256MiB");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("protocol:        Simple "), std::string::npos) << r.out;
+  // 20 us + 14 x (5 us + 32 MiB / 200 GB/s) = 20 + 14 x 172.77216 = 2438.81 us.
+  EXPECT_NE(r.out.find("predicted time:  2438.81 us"), std::string::npos) << r.out;
+}
+
+TEST(CollectiveCli, MoreGpusThanANodeSpanNodesOverInfiniBand) {
+  const Result r = kernelsight(
+      "collective --topology dgx_h100 --kind all_reduce --gpus 16 --bytes 1GiB --set ib_bandwidth=40GB/s");
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("(2 nodes x 8 GPUs)"), std::string::npos) << r.out;
+  // The ring crosses the NICs: bus bandwidth cannot exceed one NIC's 40 GB/s.
+  const auto at = r.out.find("bus bw:");
+  ASSERT_NE(at, std::string::npos) << r.out;
+  const double busbw = std::stod(r.out.substr(at + 7));
+  EXPECT_GT(busbw, 30.0) << r.out;
+  EXPECT_LE(busbw, 40.0) << r.out;
 }
