@@ -1,8 +1,9 @@
 // `kernelsight validate-collectives`: measured NCCL/XLA collectives (data/collectives) against the
-// interconnect model. Link parameters are fitted per setup and link type from that setup's
-// single-link-type configurations, checked two ways: (1) 2-fold by message size (fit on every
-// other size of each configuration, predict the others) and (2) configurations that mix link
-// types (multi-node, cross-pair rings) are never fitted, only predicted by the link simulation.
+// interconnect model. Link parameters and NCCL protocol costs are fitted per setup, collective
+// kind and link type from that setup's single-link-type configurations, checked two ways:
+// (1) 2-fold by message size (fit on every other size of each configuration, predict the others)
+// and (2) configurations that mix link types (multi-node, cross-pair rings) are never fitted,
+// only predicted by the link simulation.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -323,14 +324,26 @@ int cmd_validate_collectives(const std::vector<std::string>& args) {
     const auto c = split(line);
     Row r;
     const auto kind = c.size() == 9 ? interconnect::parse_collective_kind(c[3]) : std::nullopt;
-    if (!kind || all_setups.count(c[1]) == 0) {
+    bool ok = kind && all_setups.count(c[1]) != 0;
+    try {
+      if (ok) {
+        r.source = c[0], r.setup = c[1], r.gpu = c[2], r.collective = c[3], r.kind = *kind;
+        r.n = std::stoi(c[4]), r.per_node = std::stoi(c[5]), r.groups = std::stoi(c[6]);
+        r.bytes = std::stod(c[7]), r.measured = std::stod(c[8]) * 1e-6;
+        const bool send_recv = r.kind == CollectiveKind::SendRecv;
+        ok = r.n >= 2 && r.per_node >= 1 && r.per_node <= r.n && r.groups >= 1 && r.bytes > 0 && r.measured > 0 &&
+             (!send_recv || r.n == 2);
+      }
+    } catch (const std::exception&) {
+      ok = false;
+    }
+    if (!ok) {
       std::cerr << "error: " << data << ":" << lineno << ": expected source,setup,gpu,collective,num_workers,"
-                << "devices_per_node,groups,size_bytes,time_us with a known setup and collective\n";
+                << "devices_per_node,groups,size_bytes,time_us with a known setup and collective, "
+                   "num_workers >= 2 (send_recv: 2), 1 <= devices_per_node <= num_workers, groups >= 1, "
+                   "positive size and time\n";
       return kExitBadInput;
     }
-    r.source = c[0], r.setup = c[1], r.gpu = c[2], r.collective = c[3], r.kind = *kind;
-    r.n = std::stoi(c[4]), r.per_node = std::stoi(c[5]), r.groups = std::stoi(c[6]);
-    r.bytes = std::stod(c[7]), r.measured = std::stod(c[8]) * 1e-6;
     rows.push_back(r);
   }
 
@@ -384,12 +397,17 @@ int cmd_validate_collectives(const std::vector<std::string>& args) {
         "docs/validation-collectives.md`) from `data/collectives/collectives.csv` (see "
         "`data/collectives/README.md` for sources and licences). Do not edit by hand.\n\n"
         "**Method.** Every prediction is the link-level simulation (`FabricModel`: ring collectives "
-        "decomposed into transfers on the setup's topology preset). Per setup, a per-collective overhead and a "
-        "latency and bandwidth per link type are fitted by least squares on relative error, using only "
-        "configurations whose ring crosses one link type. *Held-out* errors: those configurations are "
-        "predicted by a fit on every other message size (2-fold by size); configurations that mix link "
-        "types (two-node rings, cross-pair rings) are never fitted and only predicted. Error = "
-        "|predicted − measured| / measured; medians over rows.\n\n";
+        "decomposed into transfers on the setup's topology preset, under the NCCL protocol — low-latency "
+        "LL or Simple — that the α–β estimate picks for the size). Per setup and collective kind, a "
+        "per-collective overhead, the protocol costs (LL's fraction of the link bandwidth, on a grid "
+        "from 0.25 to 1 as NCCL's tuner assumes; Simple's added latency per step) and a latency and "
+        "bandwidth per link type are fitted by least squares on relative error, each row on its faster "
+        "protocol, using only configurations whose ring crosses one link type. A link type a kind has "
+        "no such configuration for keeps the preset's spec-derived value (marked *(preset)*). "
+        "*Held-out* errors: those configurations are predicted by a fit on every other message size "
+        "(2-fold by size); configurations that mix link types (two-node rings, cross-pair rings) are "
+        "never fitted and only predicted. Error = |predicted − measured| / measured; medians over "
+        "rows.\n\n";
   md << "## Fitted parameters\n\n| setup / collective | topology | overhead | LL bw fraction | Simple step latency | NVLink latency | NVLink bw | PCIe latency | PCIe bw | IB latency | IB bw |\n|---|---|---|---|---|---|---|---|---|---|---|\n";
   auto q = [](const Setup& s, const std::string& k, config::Dim d) {
     auto it = s.params.find(k);

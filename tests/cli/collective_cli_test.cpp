@@ -70,3 +70,36 @@ TEST(CollectiveCli, MoreGpusThanANodeSpanNodesOverInfiniBand) {
   EXPECT_GT(busbw, 30.0) << r.out;
   EXPECT_LE(busbw, 40.0) << r.out;
 }
+
+TEST(ValidateCollectivesCli, HeldOutErrorsStayNearTheTargetsAndThePresetsCarryTheFit) {
+  const Result r = kernelsight(std::string("validate-collectives --data ") + KS_SOURCE_DIR +
+                               "/data/collectives/collectives.csv");
+  ASSERT_EQ(r.status, 0) << r.out;
+  // The presets' defaults are the fit (a changed model or data set must update them).
+  ASSERT_NE(r.out.find("## Topology preset defaults"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("**no**"), std::string::npos) << r.out;
+  // "| held-out median error | 10.7% (348 rows) | 17.4% (336 rows) |": ≥ 1 MiB, < 1 MiB.
+  const auto at = r.out.find("| held-out median error | ");
+  ASSERT_NE(at, std::string::npos) << r.out;
+  const double big = std::stod(r.out.substr(at + 26));
+  const double small = std::stod(r.out.substr(r.out.find(" | ", at + 26) + 3));
+  EXPECT_LE(big, 12.0) << "issue target 10%";
+  EXPECT_LE(small, 25.0) << "issue target 25%";
+}
+
+TEST(ValidateCollectivesCli, MalformedDataNamesTheFileAndLine) {
+  const std::string path = "validate_collectives_bad.csv";
+  std::FILE* f = std::fopen(path.c_str(), "w");
+  ASSERT_NE(f, nullptr);
+  std::fputs("source,setup,gpu,collective,num_workers,devices_per_node,groups,size_bytes,time_us\n"
+             "vidur,a100_dgx,A100,all_reduce,2,2,1,2048,43.0\n"
+             "vidur,a100_dgx,A100,all_reduce,two,2,1,2048,43.0\n",
+             f);
+  std::fclose(f);
+  Result r = kernelsight("validate-collectives --data " + path);
+  EXPECT_EQ(r.status, 2) << r.out;
+  EXPECT_NE(r.out.find(path + ":3:"), std::string::npos) << r.out;
+  r = kernelsight("validate-collectives --data no_such_file.csv");
+  EXPECT_EQ(r.status, 2) << r.out;
+  EXPECT_NE(r.out.find("no_such_file.csv: cannot open"), std::string::npos) << r.out;
+}
