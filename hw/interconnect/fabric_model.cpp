@@ -14,8 +14,11 @@ namespace {
 CollectiveProtocol protocol_for(const Topology& topology, CollectiveKind kind, CollectiveAlgorithm algorithm,
                                 int ranks, double bytes, const std::vector<CollectiveStep>& steps) {
   double alpha = 0, beta = std::numeric_limits<double>::infinity();
-  for (const CollectiveStep& step : steps)
-    for (const Transfer& t : step) {
+  // Ring steps repeat the same neighbour pairs: the first step has every route.
+  const bool same_pairs = kind != CollectiveKind::AllToAll &&
+                          resolve_algorithm(kind, algorithm, ranks, bytes) != CollectiveAlgorithm::Tree;
+  for (std::size_t s = 0; s < (same_pairs ? std::min<std::size_t>(1, steps.size()) : steps.size()); ++s)
+    for (const Transfer& t : steps[s]) {
       if (t.src == t.dst) continue;
       alpha = std::max(alpha, topology.path_latency(t.src, t.dst));
       beta = std::min(beta, topology.path_bandwidth(t.src, t.dst));
