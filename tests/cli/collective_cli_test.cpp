@@ -88,7 +88,7 @@ TEST(ValidateCollectivesCli, HeldOutErrorsStayNearTheTargetsAndThePresetsCarryTh
 }
 
 TEST(ValidateCollectivesCli, MalformedDataNamesTheFileAndLine) {
-  const std::string path = "validate_collectives_bad.csv";
+  const std::string path = ::testing::TempDir() + "validate_collectives_bad.csv";
   std::FILE* f = std::fopen(path.c_str(), "w");
   ASSERT_NE(f, nullptr);
   std::fputs("source,setup,gpu,collective,num_workers,devices_per_node,groups,size_bytes,time_us\n"
