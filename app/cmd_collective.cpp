@@ -21,7 +21,8 @@ int cmd_collective(const std::vector<std::string>& args) {
       "kernelsight collective --topology T --kind K --gpus N --bytes B [options]\n\n"
       "Predicts one collective on an otherwise idle fabric: the collective is decomposed into\n"
       "link transfers on the topology (the same model the simulation uses) and, beside it, the\n"
-      "alpha-beta closed form with the route's latency and bottleneck bandwidth between GPUs 0 and 1.\n"
+      "alpha-beta closed form with the route's latency and bottleneck bandwidth between GPUs 0 and 1,\n"
+      "both under the NCCL protocol (LL or Simple) the cost model picks for the size.\n"
       "Sizes follow nccl-tests (bytes per rank). GPUs 0..N-1 take part.\n\noptions");
   std::string topology = "dgx_h100", kind_text = "all_reduce", bytes_text, algo_text = "auto";
   int gpus = 8;
@@ -89,7 +90,9 @@ int cmd_collective(const std::vector<std::string>& args) {
     const auto chosen = interconnect::resolve_algorithm(*kind, *algo, gpus, *bytes);
     const double t = interconnect::idle_collective_time(*topo, *kind, chosen, group, *bytes);
     const double ab = interconnect::alpha_beta_time(*kind, chosen, gpus, *bytes, topo->path_latency(0, 1),
-                                                    topo->path_bandwidth(0, 1), topo->collective_overhead());
+                                                    topo->path_bandwidth(0, 1), topo->collective_overhead(),
+                                                    topo->protocol_costs());
+    const auto protocol = interconnect::collective_protocol(*topo, *kind, chosen, group, *bytes);
     // nccl-tests bus bandwidth factors: all-reduce 2(n-1)/n, gather/scatter/all-to-all (n-1)/n.
     const double n = gpus;
     const double factor = *kind == interconnect::CollectiveKind::AllReduce ? 2 * (n - 1) / n
@@ -103,6 +106,9 @@ int cmd_collective(const std::vector<std::string>& args) {
                                                                 : std::string(interconnect::algorithm_name(chosen)).c_str(),
                 gpus,
                 config::format_quantity(*bytes, config::Dim::Bytes).c_str());
+    std::printf("protocol:        %s   (NCCL's choice for this size; LL bandwidth x%.3g, Simple +%.2f us a step)\n",
+                std::string(interconnect::protocol_name(protocol)).c_str(), topo->protocol_costs().ll_bandwidth_fraction,
+                topo->protocol_costs().simple_step_latency * 1e6);
     std::printf("predicted time:  %.2f us   (link transfers on the topology)\n", t * 1e6);
     std::printf("alpha-beta:      %.2f us   (uniform fabric, GPU0-GPU1 route)\n", ab * 1e6);
     std::printf("algorithm bw:    %.2f GB/s\n", *bytes / t / 1e9);

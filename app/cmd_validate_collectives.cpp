@@ -1,8 +1,9 @@
 // `kernelsight validate-collectives`: measured NCCL/XLA collectives (data/collectives) against the
-// interconnect model. Link parameters are fitted per setup and link type from that setup's
-// single-link-type configurations, checked two ways: (1) 2-fold by message size (fit on every
-// other size of each configuration, predict the others) and (2) configurations that mix link
-// types (multi-node, cross-pair rings) are never fitted, only predicted by the link simulation.
+// interconnect model. Link parameters and NCCL protocol costs are fitted per setup, collective
+// kind and link type from that setup's single-link-type configurations, checked two ways:
+// (1) 2-fold by message size (fit on every other size of each configuration, predict the others)
+// and (2) configurations that mix link types (multi-node, cross-pair rings) are never fitted,
+// only predicted by the link simulation.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -73,16 +74,34 @@ std::vector<std::vector<int>> groups_of(const Row& r, int gpus_per_node) {
   return gs;
 }
 
+bool is_time(const std::string& key) {
+  return key.find("latency") != std::string::npos || key == "collective_overhead";
+}
+
+// A parameter as a YAML value: times and bandwidths with their unit, the LL fraction bare.
+std::string format_param(const std::string& key, double v) {
+  if (key == "ll_bandwidth_fraction") {
+    char b[32];
+    std::snprintf(b, sizeof b, "%.3g", v);
+    return b;
+  }
+  return config::format_quantity(v, is_time(key) ? config::Dim::Time : config::Dim::Bandwidth);
+}
+
 std::unique_ptr<interconnect::Topology> build(const Setup& s, int nodes) {
   std::string yaml = "kind: " + s.preset + "\nnodes: " + std::to_string(nodes) +
                      "\ngpus_per_node: " + std::to_string(s.gpus_per_node) + "\n";
   config::Document doc = config::Document::parse(yaml, "<validation>");
-  for (const auto& [k, v] : s.params) {
-    const bool time = k.find("latency") != std::string::npos || k == "collective_overhead";
-    doc.apply_override(k + "=" + config::format_quantity(v, time ? config::Dim::Time : config::Dim::Bandwidth));
-  }
+  for (const auto& [k, v] : s.params) doc.apply_override(k + "=" + format_param(k, v));
   const auto& entry = interconnect::topology_registry().get(s.preset, {}, "topology");
   return entry.make(doc.root().resolve(entry.schema));
+}
+
+// A preset's default link parameters (what a scenario gets without overrides).
+config::Params preset_defaults(const std::string& preset) {
+  config::Document doc = config::Document::parse("kind: " + preset + "\n", "<validation>");
+  const auto& entry = interconnect::topology_registry().get(preset, {}, "topology");
+  return doc.root().resolve(entry.schema);
 }
 
 int nodes_for(const Row& r, int gpus_per_node) {
@@ -101,17 +120,16 @@ double simulate(const Row& r, const Setup& s) {
   return t;
 }
 
-// Steps and chunk size of the ring algorithm (the features of the alpha-beta fit).
+// Steps and bytes per step of the ring algorithm (the features of the alpha-beta fit).
 std::pair<double, double> steps_chunk(const Row& r) {
-  switch (r.kind) {
-    case CollectiveKind::SendRecv: return {1, r.bytes};
-    case CollectiveKind::AllReduce: return {2.0 * (r.n - 1), r.bytes / r.n};
-    default: return {r.n - 1.0, r.bytes / r.n};
-  }
+  const auto [steps, chunk] =
+      interconnect::steps_and_chunk(r.kind, interconnect::CollectiveAlgorithm::Ring, r.kind == CollectiveKind::SendRecv ? 2 : r.n, r.bytes);
+  return {steps, chunk};
 }
 
 // Least squares on relative error with non-negative coefficients (drops a negative one, refits).
-std::vector<double> fit(const std::vector<std::vector<double>>& x, const std::vector<double>& y) {
+std::vector<double> fit(const std::vector<std::vector<double>>& x, const std::vector<double>& y,
+                        const std::vector<const Row*>& rows) {
   const std::size_t k = x.empty() ? 0 : x[0].size();
   std::vector<bool> active(k, true);
   for (int round = 0; round < static_cast<int>(k); ++round) {
@@ -121,7 +139,7 @@ std::vector<double> fit(const std::vector<std::vector<double>>& x, const std::ve
     const std::size_t m = idx.size();
     std::vector<std::vector<double>> a(m, std::vector<double>(m + 1, 0));
     for (std::size_t i = 0; i < x.size(); ++i) {
-      const double w = 1.0 / (y[i] * y[i]);
+      const double w = 1.0 / (rows[i]->measured * rows[i]->measured);
       for (std::size_t p = 0; p < m; ++p) {
         for (std::size_t q = 0; q < m; ++q) a[p][q] += w * x[i][idx[p]] * x[i][idx[q]];
         a[p][m] += w * x[i][idx[p]] * y[i];
@@ -157,33 +175,102 @@ const char* type_key(LinkType t) {
   return t == LinkType::NVLink ? "nvlink" : t == LinkType::PCIe ? "pcie" : "ib";
 }
 
-// Fits one setup's parameters from its pure rows (those with use(row) true).
-Setup fit_setup(Setup s, const std::vector<const Row*>& rows) {
-  std::vector<std::vector<double>> x;
-  std::vector<double> y;
-  for (const Row* r : rows)
-    if (r->link == LinkType::NVLink) {
-      auto [steps, chunk] = steps_chunk(*r);
-      x.push_back({1.0, steps, steps * chunk});
-      y.push_back(r->measured);
-    }
-  const auto nv = fit(x, y);
-  s.params["collective_overhead"] = nv[0];
-  s.params["nvlink_latency"] = std::max(nv[1], 1e-9);
-  if (nv[2] > 0) s.params["nvlink_bandwidth"] = 1.0 / nv[2];
-  for (LinkType t : {LinkType::PCIe, LinkType::InfiniBand}) {
-    x.clear(), y.clear();
-    for (const Row* r : rows)
-      if (r->link == t) {
-        auto [steps, chunk] = steps_chunk(*r);
-        x.push_back({steps, steps * chunk});
-        y.push_back(std::max(r->measured - nv[0], 1e-9));
+// The two-protocol α–β form of one link type, linear once each row's protocol is known:
+// t = overhead + steps * (alpha + [Simple] delta) + steps * chunk / (beta * [LL] e).
+// `known` holds (overhead, delta) when they come from the NVLink fit (features then only alpha,
+// 1/beta). Rows switch to their faster protocol and the fit repeats until no row switches, from
+// several starting splits (every size below a threshold on LL); the LL fraction e is a grid
+// over the range NCCL's tuner assumes.
+struct LinkFit {
+  double overhead = 0, alpha = 0, inv_beta = 0, delta = 0, e = 1, loss = INFINITY;
+};
+
+LinkFit fit_link(const std::vector<const Row*>& rows, const LinkFit* known) {
+  auto features = [&](const Row& r, bool ll, double e) {
+    const auto [steps, chunk] = steps_chunk(r);
+    const double v = steps * chunk / (ll ? e : 1.0);
+    if (known) return std::vector<double>{steps, v};
+    return std::vector<double>{1.0, steps, v, ll ? 0.0 : steps};
+  };
+  auto offset = [&](const Row& r, bool ll) {
+    return known ? known->overhead + (ll ? 0.0 : steps_chunk(r).first * known->delta) : 0.0;
+  };
+  auto time = [&](const Row& r, bool ll, double e, const std::vector<double>& th) {
+    const auto x = features(r, ll, e);
+    double t = offset(r, ll);
+    for (std::size_t j = 0; j < x.size(); ++j) t += x[j] * th[j];
+    return t;
+  };
+  std::vector<double> sizes;
+  for (const Row* r : rows) sizes.push_back(r->bytes);
+  std::sort(sizes.begin(), sizes.end());
+  sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+  LinkFit best;
+  // NCCL's own tuner rates LL at 1/4 to 1/3 of Simple's bandwidth and LL128 at 0.92.
+  std::vector<double> grid{known ? known->e : 0.25};
+  while (!known && grid.back() < 0.999) grid.push_back(grid.back() + 0.05);
+  for (double e : grid)
+    for (std::size_t start = 0; start <= sizes.size(); start += 3) {
+      const double threshold = start < sizes.size() ? sizes[start] : INFINITY;
+      std::vector<bool> ll;
+      for (const Row* r : rows) ll.push_back(r->bytes < threshold);
+      std::vector<double> th;
+      for (int round = 0; round < 30; ++round) {
+        std::vector<std::vector<double>> x;
+        std::vector<double> y;
+        for (std::size_t i = 0; i < rows.size(); ++i) {
+          x.push_back(features(*rows[i], ll[i], e));
+          y.push_back(rows[i]->measured - offset(*rows[i], ll[i]));
+        }
+        th = fit(x, y, rows);
+        bool changed = false;
+        for (std::size_t i = 0; i < rows.size(); ++i) {
+          const bool faster_ll = time(*rows[i], true, e, th) < time(*rows[i], false, e, th);
+          changed = changed || faster_ll != ll[i];
+          ll[i] = faster_ll;
+        }
+        if (!changed) break;
       }
-    if (x.empty()) continue;
-    const auto th = fit(x, y);
+      double loss = 0;
+      for (const Row* r : rows) {
+        const double t = std::min(time(*r, true, e, th), time(*r, false, e, th));
+        loss += (t - r->measured) * (t - r->measured) / (r->measured * r->measured);
+      }
+      if (loss < best.loss) {
+        best.loss = loss, best.e = e;
+        if (known) {
+          best.overhead = known->overhead, best.delta = known->delta, best.alpha = th[0], best.inv_beta = th[1];
+        } else {
+          best.overhead = th[0], best.alpha = th[1], best.inv_beta = th[2], best.delta = th[3];
+        }
+      }
+    }
+  return best;
+}
+
+// Fits one setup's parameters from its single-link-type rows: overhead, protocol costs and the
+// NVLink latency and bandwidth from the NVLink rows, then each other link type's latency and
+// bandwidth with those held.
+Setup fit_setup(Setup s, const std::vector<const Row*>& rows) {
+  auto of_type = [&](LinkType t) {
+    std::vector<const Row*> out;
+    for (const Row* r : rows)
+      if (r->link == t) out.push_back(r);
+    return out;
+  };
+  const LinkFit nv = fit_link(of_type(LinkType::NVLink), nullptr);
+  s.params["collective_overhead"] = nv.overhead;
+  s.params["simple_step_latency"] = nv.delta;
+  s.params["ll_bandwidth_fraction"] = nv.e;
+  s.params["nvlink_latency"] = std::max(nv.alpha, 1e-9);
+  if (nv.inv_beta > 0) s.params["nvlink_bandwidth"] = 1.0 / nv.inv_beta;
+  for (LinkType t : {LinkType::PCIe, LinkType::InfiniBand}) {
+    const auto list = of_type(t);
+    if (list.empty()) continue;
+    const LinkFit f = fit_link(list, &nv);
     // IB: a GPU-to-GPU route crosses two NIC-switch hops, each with ib_latency.
-    s.params[std::string(type_key(t)) + "_latency"] = t == LinkType::InfiniBand ? th[0] / 2 : th[0];
-    if (th[1] > 0) s.params[std::string(type_key(t)) + "_bandwidth"] = 1.0 / th[1];
+    s.params[std::string(type_key(t)) + "_latency"] = t == LinkType::InfiniBand ? f.alpha / 2 : f.alpha;
+    if (f.inv_beta > 0) s.params[std::string(type_key(t)) + "_bandwidth"] = 1.0 / f.inv_beta;
   }
   return s;
 }
@@ -237,14 +324,26 @@ int cmd_validate_collectives(const std::vector<std::string>& args) {
     const auto c = split(line);
     Row r;
     const auto kind = c.size() == 9 ? interconnect::parse_collective_kind(c[3]) : std::nullopt;
-    if (!kind || all_setups.count(c[1]) == 0) {
+    bool ok = kind && all_setups.count(c[1]) != 0;
+    try {
+      if (ok) {
+        r.source = c[0], r.setup = c[1], r.gpu = c[2], r.collective = c[3], r.kind = *kind;
+        r.n = std::stoi(c[4]), r.per_node = std::stoi(c[5]), r.groups = std::stoi(c[6]);
+        r.bytes = std::stod(c[7]), r.measured = std::stod(c[8]) * 1e-6;
+        const bool send_recv = r.kind == CollectiveKind::SendRecv;
+        ok = r.n >= 2 && r.per_node >= 1 && r.per_node <= r.n && r.groups >= 1 && r.bytes > 0 && r.measured > 0 &&
+             (!send_recv || r.n == 2);
+      }
+    } catch (const std::exception&) {
+      ok = false;
+    }
+    if (!ok) {
       std::cerr << "error: " << data << ":" << lineno << ": expected source,setup,gpu,collective,num_workers,"
-                << "devices_per_node,groups,size_bytes,time_us with a known setup and collective\n";
+                << "devices_per_node,groups,size_bytes,time_us with a known setup and collective, "
+                   "num_workers >= 2 (send_recv: 2), 1 <= devices_per_node <= num_workers, groups >= 1, "
+                   "positive size and time\n";
       return kExitBadInput;
     }
-    r.source = c[0], r.setup = c[1], r.gpu = c[2], r.collective = c[3], r.kind = *kind;
-    r.n = std::stoi(c[4]), r.per_node = std::stoi(c[5]), r.groups = std::stoi(c[6]);
-    r.bytes = std::stod(c[7]), r.measured = std::stod(c[8]) * 1e-6;
     rows.push_back(r);
   }
 
@@ -272,20 +371,17 @@ int cmd_validate_collectives(const std::vector<std::string>& args) {
     for (std::size_t i = 0; i < list.size(); ++i) list[i]->fold = static_cast<int>(i % 2);
   }
 
-  // Parameters per setup and collective kind (NCCL picks protocols and channel counts per
-  // collective); a link type a kind has no pure data for comes from the setup-wide fit.
+  // Parameters per setup and collective kind: NCCL picks protocols and channel counts per
+  // collective, and point-to-point send/recv runs another code path than the ring collectives
+  // (the cross-pair send/recv of a100_pairwise_nvlink slows from 7.6 GB/s at 1 MiB to 1.8 GB/s at
+  // 16 MiB, which no all-reduce ring sees). A link type a kind has no single-link data for keeps
+  // the preset's spec-derived value rather than borrowing another kind's fit.
   std::map<std::string, Setup> fitted;
   auto fit_for = [&](const std::string& name, const std::string& coll, int fold) {
-    std::vector<const Row*> all_kinds, this_kind;
+    std::vector<const Row*> own;
     for (const Row& r : rows)
-      if (r.setup == name && !r.mixed && (fold < 0 || r.fold == fold)) {
-        all_kinds.push_back(&r);
-        if (r.collective == coll) this_kind.push_back(&r);
-      }
-    Setup base = fit_setup(all_setups.at(name), all_kinds);
-    Setup own = fit_setup(all_setups.at(name), this_kind);
-    for (const auto& [k, v] : own.params) base.params[k] = v;
-    return base;
+      if (r.setup == name && r.collective == coll && !r.mixed && (fold < 0 || r.fold == fold)) own.push_back(&r);
+    return fit_setup(all_setups.at(name), own);
   };
   for (Row& r : rows) {
     const std::string key = r.setup + "/" + r.collective;
@@ -301,20 +397,26 @@ int cmd_validate_collectives(const std::vector<std::string>& args) {
         "docs/validation-collectives.md`) from `data/collectives/collectives.csv` (see "
         "`data/collectives/README.md` for sources and licences). Do not edit by hand.\n\n"
         "**Method.** Every prediction is the link-level simulation (`FabricModel`: ring collectives "
-        "decomposed into transfers on the setup's topology preset). Per setup, a per-collective overhead and a "
-        "latency and bandwidth per link type are fitted by least squares on relative error, using only "
-        "configurations whose ring crosses one link type. *Held-out* errors: those configurations are "
-        "predicted by a fit on every other message size (2-fold by size); configurations that mix link "
-        "types (two-node rings, cross-pair rings) are never fitted and only predicted. Error = "
-        "|predicted − measured| / measured; medians over rows.\n\n";
-  md << "## Fitted parameters\n\n| setup / collective | topology | overhead | NVLink latency | NVLink bw | PCIe latency | PCIe bw | IB latency | IB bw |\n|---|---|---|---|---|---|---|---|---|\n";
+        "decomposed into transfers on the setup's topology preset, under the NCCL protocol — low-latency "
+        "LL or Simple — that the α–β estimate picks for the size). Per setup and collective kind, a "
+        "per-collective overhead, the protocol costs (LL's fraction of the link bandwidth, on a grid "
+        "from 0.25 to 1 as NCCL's tuner assumes; Simple's added latency per step) and a latency and "
+        "bandwidth per link type are fitted by least squares on relative error, each row on its faster "
+        "protocol, using only configurations whose ring crosses one link type. A link type a kind has "
+        "no such configuration for keeps the preset's spec-derived value (marked *(preset)*). "
+        "*Held-out* errors: those configurations are predicted by a fit on every other message size "
+        "(2-fold by size); configurations that mix link types (two-node rings, cross-pair rings) are "
+        "never fitted and only predicted. Error = |predicted − measured| / measured; medians over "
+        "rows.\n\n";
+  md << "## Fitted parameters\n\n| setup / collective | topology | overhead | LL bw fraction | Simple step latency | NVLink latency | NVLink bw | PCIe latency | PCIe bw | IB latency | IB bw |\n|---|---|---|---|---|---|---|---|---|---|---|\n";
   auto q = [](const Setup& s, const std::string& k, config::Dim d) {
     auto it = s.params.find(k);
     return it == s.params.end() ? std::string("(preset)") : config::format_quantity(d == config::Dim::Time ? std::round(it->second * 1e8) / 1e8 : std::round(it->second / 1e8) * 1e8, d);
   };
   for (const auto& [name, s] : fitted)
     md << "| " << name << " | " << s.preset << " | " << q(s, "collective_overhead", config::Dim::Time) << " | "
-       << q(s, "nvlink_latency", config::Dim::Time) << " | " << q(s, "nvlink_bandwidth", config::Dim::Bandwidth) << " | "
+       << format_param("ll_bandwidth_fraction", s.params.at("ll_bandwidth_fraction")) << " | "
+       << q(s, "simple_step_latency", config::Dim::Time) << " | " << q(s, "nvlink_latency", config::Dim::Time) << " | " << q(s, "nvlink_bandwidth", config::Dim::Bandwidth) << " | "
        << q(s, "pcie_latency", config::Dim::Time) << " | " << q(s, "pcie_bandwidth", config::Dim::Bandwidth) << " | "
        << q(s, "ib_latency", config::Dim::Time) << " | " << q(s, "ib_bandwidth", config::Dim::Bandwidth) << " |\n";
 
@@ -357,8 +459,44 @@ int cmd_validate_collectives(const std::vector<std::string>& args) {
                     r->predicted_heldout * 1e6, 100 * (r->predicted_heldout - r->measured) / r->measured);
       md << b;
     }
+  // The presets' defaults are the all-reduce fits (what a TP simulation sends); dgx_h100, with no
+  // measurement, takes the A100 and B200 fits carried across generations: the mean of their
+  // fitted-to-spec NVLink bandwidth ratios times the H100 spec, their mean latency and overhead.
+  md << "\n## Topology preset defaults\n\nThe presets take these fits as their defaults (all-reduce: "
+        "what tensor parallelism sends), so a scenario without overrides uses them. `dgx_h100` has no "
+        "measurement: its NVLink bandwidth is the H100 spec (450 GB/s per direction) times the mean "
+        "fitted-to-spec ratio of A100 (300 GB/s) and B200 (900 GB/s); its latency and overhead are the "
+        "means of those two fits. *agrees* = the preset's default is within 1% (or 10 ns) of the fit; "
+        "parameters without data keep their spec-derived defaults.\n\n"
+        "| preset | parameter | default | fit on all rows | agrees |\n|---|---|---|---|---|\n";
+  const auto& a100 = fitted.at("a100_dgx/all_reduce").params;
+  const auto& b200 = fitted.at("b200_hgx/all_reduce").params;
+  auto mean_of = [&](const std::string& k) { return 0.5 * (a100.at(k) + b200.at(k)); };
+  const std::map<std::string, std::map<std::string, double>> targets = {
+      {"dgx_a100", a100},
+      {"pcie_pairwise_nvlink", fitted.at("a100_pairwise_nvlink/all_reduce").params},
+      {"hgx_b200", b200},
+      {"dgx_h100",
+       {{"collective_overhead", mean_of("collective_overhead")},
+        {"ll_bandwidth_fraction", mean_of("ll_bandwidth_fraction")},
+        {"simple_step_latency", mean_of("simple_step_latency")},
+        {"nvlink_latency", mean_of("nvlink_latency")},
+        {"nvlink_bandwidth", 450e9 * 0.5 * (a100.at("nvlink_bandwidth") / 300e9 + b200.at("nvlink_bandwidth") / 900e9)}}}};
+  bool all_agree = true;
+  for (const auto& [preset, params] : targets) {
+    const config::Params p = preset_defaults(preset);
+    for (const auto& [k, v] : params) {
+      const double d = p.number(k);
+      const bool agree = std::fabs(d - v) <= std::max(0.01 * std::fabs(v), is_time(k) ? 1e-8 : 0.0);
+      all_agree = all_agree && agree;
+      const double shown = k == "ll_bandwidth_fraction" ? v : is_time(k) ? std::round(v * 1e9) / 1e9 : std::round(v / 1e8) * 1e8;
+      md << "| " << preset << " | " << k << " | " << format_param(k, d) << " | " << format_param(k, shown) << " | "
+         << (agree ? "yes" : "**no**") << " |\n";
+    }
+  }
   std::cout << md.str();
   if (!out.empty()) util::write_file_atomically(out, md.str());
+  if (!all_agree) std::cerr << "warning: some topology preset defaults differ from the fit (see the last table)\n";
   return kExitOk;
 }
 

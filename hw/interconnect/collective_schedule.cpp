@@ -90,13 +90,35 @@ std::vector<CollectiveStep> collective_schedule(CollectiveKind kind, CollectiveA
   return steps;
 }
 
-double alpha_beta_time(CollectiveKind kind, CollectiveAlgorithm algorithm, int ranks, double bytes,
-                       double alpha, double beta, double overhead) {
+std::pair<int, double> steps_and_chunk(CollectiveKind kind, CollectiveAlgorithm algorithm, int ranks, double bytes) {
   algorithm = resolve_algorithm(kind, algorithm, ranks, bytes);
-  const int steps = step_count(kind, algorithm, ranks);
   const bool whole = kind == CollectiveKind::SendRecv || algorithm == CollectiveAlgorithm::Tree;
-  const double chunk = whole ? bytes : bytes / ranks;
-  return overhead + steps * (alpha + chunk / beta);
+  return {step_count(kind, algorithm, ranks), whole ? bytes : bytes / ranks};
+}
+
+ProtocolEffect protocol_effect(CollectiveProtocol protocol, const ProtocolCosts& costs) {
+  if (protocol == CollectiveProtocol::LowLatency) return {0.0, costs.ll_bandwidth_fraction};
+  return {costs.simple_step_latency, 1.0};
+}
+
+double alpha_beta_time(CollectiveKind kind, CollectiveAlgorithm algorithm, int ranks, double bytes, double alpha,
+                       double beta, double overhead, CollectiveProtocol protocol, const ProtocolCosts& costs) {
+  const auto [steps, chunk] = steps_and_chunk(kind, algorithm, ranks, bytes);
+  const ProtocolEffect e = protocol_effect(protocol, costs);
+  return overhead + steps * (alpha + e.extra_latency + chunk / (beta * e.bandwidth_factor));
+}
+
+CollectiveProtocol choose_protocol(CollectiveKind kind, CollectiveAlgorithm algorithm, int ranks, double bytes,
+                                   double alpha, double beta, const ProtocolCosts& costs) {
+  const double ll = alpha_beta_time(kind, algorithm, ranks, bytes, alpha, beta, 0, CollectiveProtocol::LowLatency, costs);
+  const double simple = alpha_beta_time(kind, algorithm, ranks, bytes, alpha, beta, 0, CollectiveProtocol::Simple, costs);
+  return ll < simple ? CollectiveProtocol::LowLatency : CollectiveProtocol::Simple;
+}
+
+double alpha_beta_time(CollectiveKind kind, CollectiveAlgorithm algorithm, int ranks, double bytes, double alpha,
+                       double beta, double overhead, const ProtocolCosts& costs) {
+  return alpha_beta_time(kind, algorithm, ranks, bytes, alpha, beta, overhead,
+                         choose_protocol(kind, algorithm, ranks, bytes, alpha, beta, costs), costs);
 }
 
 std::string_view collective_kind_name(CollectiveKind kind) {
@@ -117,6 +139,10 @@ std::string_view algorithm_name(CollectiveAlgorithm algorithm) {
     case CollectiveAlgorithm::Tree: return "tree";
   }
   return "?";
+}
+
+std::string_view protocol_name(CollectiveProtocol protocol) {
+  return protocol == CollectiveProtocol::LowLatency ? "LL" : "Simple";
 }
 
 std::optional<CollectiveKind> parse_collective_kind(std::string_view text) {

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "sc_modules/tlm/collective_types.hpp"
@@ -39,13 +40,43 @@ CollectiveAlgorithm resolve_algorithm(CollectiveKind kind, CollectiveAlgorithm a
 std::vector<CollectiveStep> collective_schedule(CollectiveKind kind, CollectiveAlgorithm algorithm,
                                                 const std::vector<int>& group, double bytes);
 
-// α–β model of the same algorithm on a uniform fabric: overhead + steps * (alpha + chunk / beta),
+// NCCL's protocols in two regimes. Low latency (LL/LL128: a flag travels with the data, no
+// synchronisation per chunk) moves data at a fraction of the link bandwidth; Simple moves it at
+// full bandwidth but pays a memory fence and a handshake per step. NCCL picks the protocol its
+// own cost model finds faster for the message size, so small messages see LL's latency and large
+// ones Simple's bandwidth: a time that is concave in the size, which one α–β line cannot follow.
+enum class CollectiveProtocol { LowLatency, Simple };
+
+// Both default to "no difference" (the plain α–β form); topology presets carry fitted values.
+struct ProtocolCosts {
+  double ll_bandwidth_fraction = 1.0;  // LL bandwidth / link bandwidth, in (0, 1]
+  double simple_step_latency = 0.0;    // s added to every step (transfer) under Simple
+};
+
+// What a protocol does to one transfer: latency added, factor on the link bandwidth.
+struct ProtocolEffect {
+  double extra_latency;
+  double bandwidth_factor;
+};
+ProtocolEffect protocol_effect(CollectiveProtocol protocol, const ProtocolCosts& costs);
+
+// α–β model of the same algorithm on a uniform fabric under one protocol:
+// overhead + steps * (alpha + extra latency + chunk / (beta * bandwidth factor)),
 // alpha = per-transfer latency, beta = per-direction bandwidth of a rank's path.
-double alpha_beta_time(CollectiveKind kind, CollectiveAlgorithm algorithm, int ranks, double bytes,
-                       double alpha, double beta, double overhead);
+double alpha_beta_time(CollectiveKind kind, CollectiveAlgorithm algorithm, int ranks, double bytes, double alpha,
+                       double beta, double overhead, CollectiveProtocol protocol, const ProtocolCosts& costs);
+// The protocol with the lower alpha_beta_time (Simple on a tie), as NCCL's tuner chooses.
+CollectiveProtocol choose_protocol(CollectiveKind kind, CollectiveAlgorithm algorithm, int ranks, double bytes,
+                                   double alpha, double beta, const ProtocolCosts& costs);
+// alpha_beta_time under the chosen protocol.
+double alpha_beta_time(CollectiveKind kind, CollectiveAlgorithm algorithm, int ranks, double bytes, double alpha,
+                       double beta, double overhead, const ProtocolCosts& costs = {});
+// Steps of the algorithm and bytes each rank sends per step (the α–β form's features).
+std::pair<int, double> steps_and_chunk(CollectiveKind kind, CollectiveAlgorithm algorithm, int ranks, double bytes);
 
 std::string_view collective_kind_name(CollectiveKind kind);
 std::string_view algorithm_name(CollectiveAlgorithm algorithm);
+std::string_view protocol_name(CollectiveProtocol protocol);  // "LL", "Simple"
 // Accepts all_reduce/all-reduce/allreduce, all_gather, reduce_scatter, all_to_all, send_recv.
 std::optional<CollectiveKind> parse_collective_kind(std::string_view text);
 std::optional<CollectiveAlgorithm> parse_algorithm(std::string_view text);

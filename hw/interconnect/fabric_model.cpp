@@ -1,30 +1,58 @@
 #include "hw/interconnect/fabric_model.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <map>
 #include <stdexcept>
 #include <string>
 
 namespace ks::interconnect {
 
+namespace {
+
+CollectiveProtocol protocol_for(const Topology& topology, CollectiveKind kind, CollectiveAlgorithm algorithm,
+                                int ranks, double bytes, const std::vector<CollectiveStep>& steps) {
+  double alpha = 0, beta = std::numeric_limits<double>::infinity();
+  // Ring steps repeat the same neighbour pairs: the first step has every route.
+  const bool same_pairs = kind != CollectiveKind::AllToAll &&
+                          resolve_algorithm(kind, algorithm, ranks, bytes) != CollectiveAlgorithm::Tree;
+  for (std::size_t s = 0; s < (same_pairs ? std::min<std::size_t>(1, steps.size()) : steps.size()); ++s)
+    for (const Transfer& t : steps[s]) {
+      if (t.src == t.dst) continue;
+      alpha = std::max(alpha, topology.path_latency(t.src, t.dst));
+      beta = std::min(beta, topology.path_bandwidth(t.src, t.dst));
+    }
+  if (!std::isfinite(beta)) return CollectiveProtocol::Simple;
+  return choose_protocol(kind, algorithm, ranks, bytes, alpha, beta, topology.protocol_costs());
+}
+
+}  // namespace
+
 FabricModel::FabricModel(std::shared_ptr<const Topology> topology)
     : topology_(std::move(topology)), links_(topology_->links().size()) {}
 
 TransferTiming FabricModel::transfer(int src, int dst, double bytes, double ready) {
+  return transfer(src, dst, bytes, ready, {0.0, 1.0});
+}
+
+TransferTiming FabricModel::transfer(int src, int dst, double bytes, double ready, const ProtocolEffect& effect) {
   if (src == dst) return {ready, ready};  // a local copy is not the fabric's business
   const std::vector<int>& path = topology_->route(src, dst);
   double start = ready;
   for (int l : path) start = std::max(start, links_[static_cast<std::size_t>(l)].free_at());
-  const double hold = bytes / topology_->path_bandwidth(src, dst);
+  const double hold = bytes / (topology_->path_bandwidth(src, dst) * effect.bandwidth_factor);
   for (int l : path) links_[static_cast<std::size_t>(l)].occupy(start, hold, bytes);
   if (observer_)
     for (int l : path) observer_(l, start, start + hold, bytes);
-  return {start, start + hold + topology_->path_latency(src, dst)};
+  return {start, start + hold + topology_->path_latency(src, dst) + effect.extra_latency};
 }
 
 TransferTiming FabricModel::collective(CollectiveKind kind, CollectiveAlgorithm algorithm,
                                        const std::vector<int>& group, double bytes, double issue) {
   const auto steps = collective_schedule(kind, algorithm, group, bytes);
+  const ProtocolEffect effect = protocol_effect(
+      protocol_for(*topology_, kind, algorithm, static_cast<int>(group.size()), bytes, steps), topology_->protocol_costs());
   const double begin = issue + topology_->collective_overhead();
   // ready[g]: when rank g holds everything it received so far (may send its next chunk).
   std::map<int, double> ready;
@@ -33,7 +61,7 @@ TransferTiming FabricModel::collective(CollectiveKind kind, CollectiveAlgorithm 
   for (const CollectiveStep& step : steps) {
     std::map<int, double> next = ready;
     for (const Transfer& t : step) {
-      const TransferTiming tt = transfer(t.src, t.dst, t.bytes, ready[t.src]);
+      const TransferTiming tt = transfer(t.src, t.dst, t.bytes, ready[t.src], effect);
       if (first_start < 0) first_start = tt.start;
       next[t.dst] = std::max(next[t.dst], tt.finish);
       last = std::max(last, tt.finish);
@@ -90,6 +118,12 @@ void FabricModel::check_undeclared(const std::vector<int>& gpus) {
                              "hardware.host.launch_granularity=kernel");
   }
   checked_.insert(members);
+}
+
+CollectiveProtocol collective_protocol(const Topology& topology, CollectiveKind kind, CollectiveAlgorithm algorithm,
+                                       const std::vector<int>& group, double bytes) {
+  return protocol_for(topology, kind, algorithm, static_cast<int>(group.size()), bytes,
+                      collective_schedule(kind, algorithm, group, bytes));
 }
 
 double idle_collective_time(const Topology& topology, CollectiveKind kind, CollectiveAlgorithm algorithm,

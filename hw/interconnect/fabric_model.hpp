@@ -36,7 +36,9 @@ class FabricModel {
   // A point-to-point transfer ready at `ready` (s).
   TransferTiming transfer(int src, int dst, double bytes, double ready);
   // A collective issued at `issue` (s): the topology's collective overhead, then the steps of
-  // collective_schedule(). Returns when the first step starts and the last transfer arrives.
+  // collective_schedule() under the protocol collective_protocol() picks (its latency and
+  // bandwidth factor apply to every transfer). Returns when the first step starts and the last
+  // transfer arrives.
   TransferTiming collective(CollectiveKind kind, CollectiveAlgorithm algorithm, const std::vector<int>& group,
                             double bytes, double issue);
 
@@ -54,6 +56,7 @@ class FabricModel {
   void check_undeclared(const std::vector<int>& gpus);
 
  private:
+  TransferTiming transfer(int src, int dst, double bytes, double ready, const ProtocolEffect& effect);
   std::set<int> links_between(const std::vector<int>& gpus) const;
 
   std::shared_ptr<const Topology> topology_;
@@ -64,6 +67,12 @@ class FabricModel {
   bool any_claimed_ = false;
   std::set<std::set<int>> checked_;      // undeclared groups already found clear
 };
+
+// The protocol a collective runs with: NCCL's choice by its cost estimate, the α–β form with the
+// slowest route of the schedule (largest latency, smallest bandwidth: the hop that bounds a ring
+// mixing NVLink and PCIe or InfiniBand) and the topology's protocol costs.
+CollectiveProtocol collective_protocol(const Topology& topology, CollectiveKind kind, CollectiveAlgorithm algorithm,
+                                       const std::vector<int>& group, double bytes);
 
 // Predicted time of one collective on an otherwise idle fabric (what `kernelsight collective`
 // prints).

@@ -10,6 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include "hw/interconnect/collective_schedule.hpp"
+
 namespace ks::interconnect {
 
 enum class LinkType { NVLink, PCIe, InfiniBand };
@@ -45,6 +47,9 @@ class Topology {
   // Per-collective fixed cost (kernel launch, NCCL setup/synchronisation), added once.
   double collective_overhead() const { return collective_overhead_; }
   void set_collective_overhead(double s) { collective_overhead_ = s; }
+  // What NCCL's protocols cost on this fabric (collective_schedule.hpp).
+  const ProtocolCosts& protocol_costs() const { return protocol_costs_; }
+  void set_protocol_costs(const ProtocolCosts& costs) { protocol_costs_ = costs; }
 
   int add_switch(std::string name, SwitchKind kind, int node);  // returns its vertex id
   // Adds both directions; returns the id of the a->b link (b->a is id + 1).
@@ -65,6 +70,7 @@ class Topology {
   std::string name_;
   int nodes_, gpus_per_node_;
   double collective_overhead_ = 0;
+  ProtocolCosts protocol_costs_;
   std::vector<SwitchSpec> switches_;  // vertex id = num_gpus() + index
   std::vector<LinkSpec> links_;
   std::vector<std::vector<int>> out_;  // per vertex: outgoing link ids

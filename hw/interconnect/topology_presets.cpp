@@ -1,7 +1,13 @@
-// Built-in topologies. Bandwidths are per direction; NVLink per GPU is half the bidirectional
-// figure on NVIDIA's spec sheets (A100 600 GB/s, H100 900 GB/s, B200 1.8 TB/s). Latencies and the
-// per-collective overhead are effective values fitted to measured NCCL collectives (see
-// docs/validation-collectives.md), not wire latencies.
+// Built-in topologies. Bandwidths are per direction. Link latencies, NVLink bandwidths, NCCL's
+// protocol costs and the per-collective overhead are effective values fitted to measured
+// all-reduces (what tensor parallelism sends) by `kernelsight validate-collectives`
+// (docs/validation-collectives.md, whose last table checks these defaults against the fit):
+// dgx_a100 on vidur's DGX A100 and two-node A100 measurements (its InfiniBand figures are that
+// cluster's, 5.6 GB/s per GPU pair, well below HDR's 25 GB/s: set ib_bandwidth for your fabric),
+// pcie_pairwise_nvlink on vidur's A100 PCIe pairs, hgx_b200 on XLA's B200 tables, dgx_h100 (no
+// measurement) carried across generations from the A100 and B200 fits. Parameters without
+// measurements keep spec-derived values: PCIe Gen4 x16 24 GB/s and Gen5 48 GB/s (NCCL's own
+// topology figures), InfiniBand NDR 400 Gb/s ~ 45 GB/s.
 #include "hw/interconnect/topology_presets.hpp"
 
 #include <stdexcept>
@@ -20,6 +26,8 @@ struct Defaults {
   const char* ib_bw;
   const char* ib_lat;
   const char* overhead;
+  double ll_fraction;
+  const char* simple_latency;
 };
 
 config::Schema preset_schema(const std::string& doc, const Defaults& d) {
@@ -37,8 +45,17 @@ config::Schema preset_schema(const std::string& doc, const Defaults& d) {
                 "InfiniBand bandwidth per NIC and direction")
       .quantity("ib_latency", config::Dim::Time, std::string(d.ib_lat), "latency of one InfiniBand hop (NIC-switch); GPU-to-GPU across nodes crosses two", 0.0, false)
       .quantity("collective_overhead", config::Dim::Time, std::string(d.overhead),
-                "fixed cost per collective (launch, NCCL synchronisation)", 0.0, false);
+                "fixed cost per collective (launch, NCCL synchronisation)", 0.0, false)
+      .number("ll_bandwidth_fraction", d.ll_fraction,
+              "bandwidth of NCCL's low-latency protocol (LL/LL128) as a fraction of the link's", 0.01, 1.0)
+      .quantity("simple_step_latency", config::Dim::Time, std::string(d.simple_latency),
+                "latency NCCL's Simple protocol adds to every step (fence and handshake)", 0.0, false);
   return s;
+}
+
+void set_collective_costs(Topology& t, const config::Params& p) {
+  t.set_collective_overhead(p.number("collective_overhead"));
+  t.set_protocol_costs({p.number("ll_bandwidth_fraction"), p.number("simple_step_latency")});
 }
 
 // Per node: GPUs on the node's intra-node fabric; across nodes: GPU -PCIe- NIC -IB- IB switch.
@@ -57,7 +74,7 @@ void add_infiniband(Topology& t, const config::Params& p) {
 std::unique_ptr<Topology> nvswitch_topology(const std::string& name, const config::Params& p) {
   auto t = std::make_unique<Topology>(name, static_cast<int>(p.integer("nodes")),
                                       static_cast<int>(p.integer("gpus_per_node")));
-  t->set_collective_overhead(p.number("collective_overhead"));
+  set_collective_costs(*t, p);
   // The NVSwitch latency is split over the two hops of a GPU -> switch -> GPU route.
   const double half = p.number("nvlink_latency") / 2;
   for (int node = 0; node < t->nodes(); ++node) {
@@ -78,7 +95,7 @@ std::unique_ptr<Topology> pairwise_topology(const config::Params& p, const confi
                               "pcie_pairwise_nvlink needs an even number of GPUs per node, got " +
                                   std::to_string(per_node));
   auto t = std::make_unique<Topology>("pcie_pairwise_nvlink", static_cast<int>(p.integer("nodes")), per_node);
-  t->set_collective_overhead(p.number("collective_overhead"));
+  set_collective_costs(*t, p);
   const double pcie_hop = p.number("pcie_latency") / 4;  // GPU-switch-root-switch-GPU
   for (int node = 0; node < t->nodes(); ++node) {
     const int root = t->add_switch("node" + std::to_string(node) + "_host_bridge", SwitchKind::HostBridge, node);
@@ -107,16 +124,16 @@ void add_preset(const std::string& kind, const std::string& doc, const Defaults&
 const bool registered = [] {
   // HDR InfiniBand 200 Gb/s = 25 GB/s, NDR 400 Gb/s = 50 GB/s per NIC; PCIe Gen4 x16 32 GB/s,
   // Gen5 x16 64 GB/s per direction.
-  add_preset("dgx_a100", "DGX A100: 8 A100 SXM per node on NVSwitch (300 GB/s per direction), HDR InfiniBand",
-             {8, "230GB/s", "7us", "24GB/s", "10us", "22GB/s", "10us", "20us"});
+  add_preset("dgx_a100", "DGX A100: 8 A100 SXM per node on NVSwitch (300 GB/s per direction), InfiniBand",
+             {8, "174.2GB/s", "642ns", "24GB/s", "10us", "5.6GB/s", "5.742us", "19.76us", 0.55, "5.745us"});
   add_preset("dgx_h100", "DGX H100: 8 H100 SXM per node on NVSwitch (450 GB/s per direction), NDR InfiniBand",
-             {8, "360GB/s", "6us", "48GB/s", "10us", "45GB/s", "8us", "20us"});
+             {8, "265.7GB/s", "1.263us", "48GB/s", "10us", "45GB/s", "8us", "20.85us", 0.575, "4.843us"});
   add_preset("hgx_b200", "HGX B200: 8 B200 per node on NVSwitch (900 GB/s per direction), NDR InfiniBand",
-             {8, "720GB/s", "5us", "48GB/s", "10us", "45GB/s", "8us", "20us"});
+             {8, "540.2GB/s", "1.885us", "48GB/s", "10us", "45GB/s", "8us", "21.94us", 0.6, "3.941us"});
   add_preset("pcie_pairwise_nvlink",
              "PCIe server with NVLink bridges between GPU pairs (A100 PCIe: 300 GB/s per direction); "
              "cross-pair traffic over PCIe through the host bridge",
-             {4, "230GB/s", "5us", "24GB/s", "10us", "22GB/s", "10us", "20us"});
+             {4, "178.2GB/s", "1ns", "24GB/s", "10us", "22GB/s", "10us", "11.28us", 0.25, "12.15us"});
   return true;
 }();
 

@@ -8,6 +8,7 @@
 #include "hw/interconnect/topology_presets.hpp"
 #include "sc_modules/config/document.hpp"
 #include "tests/support/schema_params.hpp"
+#include "tests/support/topology_yaml.hpp"
 #include "sc_modules/sim/sim.hpp"
 #include "sc_modules/tlm/payload_pool.hpp"
 
@@ -31,8 +32,11 @@ struct Rig {
       gpus.push_back(entry.make({"gpu" + std::to_string(i), i, resolve("spec: h100_sxm\ntier: roofline\nkernel_overhead: 0us\n", entry.schema)}));
       raw.push_back(gpus.back().get());
     }
-    fabric = std::make_unique<hw::FabricModule>("fabric", std::shared_ptr<interconnect::Topology>(
-                                                              interconnect::make_preset("dgx_h100", 1, tp)));
+    fabric = std::make_unique<hw::FabricModule>(
+        "fabric", std::shared_ptr<interconnect::Topology>(test_support::topology_from_yaml(
+                      "kind: dgx_h100\ngpus_per_node: " + std::to_string(tp) +
+                      "\nnvlink_bandwidth: 360GB/s\nnvlink_latency: 6us\ncollective_overhead: 20us\n" +
+                      test_support::kSingleProtocol)));
     group = std::make_unique<hw::TpGroup>("tp", raw);
     group->fabric_socket.bind(fabric->socket);
   }
@@ -86,7 +90,7 @@ kernels::Kernel all_reduce(double bytes) {
 double gemm_seconds(std::int64_t m, const hw::GpuModule& gpu) {
   return 2.0 * m * 8192.0 * 8192.0 / gpu.spec().peak(kernels::DType::BF16);
 }
-// dgx_h100 defaults: 20 us overhead, 6 us and 360 GB/s per transfer; ring over 2 ranks: 2 steps of B/2.
+// The rig's fabric: 20 us overhead, 6 us and 360 GB/s per transfer; ring over 2 ranks: 2 steps of B/2.
 double ring2_seconds(double bytes) { return 20e-6 + 2 * (6e-6 + bytes / 2 / 360e9); }
 
 }  // namespace

@@ -4,11 +4,14 @@
 #include <cmath>
 #include <map>
 #include <numeric>
+#include <set>
 
 #include "hw/interconnect/fabric_model.hpp"
 #include "hw/interconnect/topology_presets.hpp"
+#include "tests/support/topology_yaml.hpp"
 
 using namespace ks::interconnect;
+using ks::test_support::topology_from_yaml;
 
 namespace {
 std::vector<int> first_n(int n) {
@@ -52,7 +55,8 @@ TEST(CollectiveSchedule, StepCountsAndChunkSizesFollowTheAlgorithms) {
 }
 
 TEST(CollectiveTiming, RingAllReduceOnAnIdleDgxMatchesTheHandComputedTime) {
-  auto t = make_preset("dgx_a100");
+  auto t = topology_from_yaml(std::string("kind: dgx_a100\nnvlink_bandwidth: 230GB/s\nnvlink_latency: 7us\n"
+                                          "collective_overhead: 20us\n") + ks::test_support::kSingleProtocol);
   const double B = 64.0 * 1024 * 1024;
   // 20 us overhead + 14 steps x (7 us + 8 MiB / 230 GB/s).
   const double expected = 20e-6 + 14 * (7e-6 + (B / 8) / 230e9);
@@ -60,10 +64,29 @@ TEST(CollectiveTiming, RingAllReduceOnAnIdleDgxMatchesTheHandComputedTime) {
               expected, 1e-12);
 }
 
+TEST(CollectiveTiming, SmallMessagesRunTheLowLatencyProtocolAndLargeOnesSimple) {
+  // LL at half the bandwidth; Simple adds 4 us a step. 8-GPU ring all-reduce: 14 steps of B/8.
+  auto t = topology_from_yaml(
+      "kind: dgx_h100\nnvlink_bandwidth: 200GB/s\nnvlink_latency: 1us\ncollective_overhead: 20us\n"
+      "ll_bandwidth_fraction: 0.5\nsimple_step_latency: 4us\n");
+  const auto ll = [](double b) { return 20e-6 + 14 * (1e-6 + b / 8 / 100e9); };
+  const auto simple = [](double b) { return 20e-6 + 14 * (5e-6 + b / 8 / 200e9); };
+  // The protocols cost the same where 4 us = (B/8) (1/100 - 1/200) GB/s, B = 6.4 MB.
+  for (double b : {4096.0, 1048576.0, 4e6, 9e6, 268435456.0}) {
+    const double sim = idle_collective_time(*t, CollectiveKind::AllReduce, CollectiveAlgorithm::Ring, first_n(8), b);
+    EXPECT_NEAR(sim, std::min(ll(b), simple(b)), 1e-12) << b;
+    EXPECT_EQ(collective_protocol(*t, CollectiveKind::AllReduce, CollectiveAlgorithm::Ring, first_n(8), b),
+              b < 6.4e6 ? CollectiveProtocol::LowLatency : CollectiveProtocol::Simple)
+        << b;
+  }
+}
+
 TEST(CollectiveTiming, LinkTransfersAgreeWithTheAlphaBetaFormOnAnIdleFabric) {
+  // The presets as shipped: fitted protocol costs, so small sizes run LL and large ones Simple.
   for (const std::string preset : {"dgx_a100", "dgx_h100", "hgx_b200"}) {
     auto t = make_preset(preset);
     const double alpha = t->path_latency(0, 1), beta = t->path_bandwidth(0, 1);
+    std::set<CollectiveProtocol> seen;
     for (CollectiveKind kind : {CollectiveKind::AllReduce, CollectiveKind::AllGather, CollectiveKind::ReduceScatter,
                                 CollectiveKind::AllToAll}) {
       for (int n : {2, 4, 8}) {
@@ -71,21 +94,41 @@ TEST(CollectiveTiming, LinkTransfersAgreeWithTheAlphaBetaFormOnAnIdleFabric) {
           for (CollectiveAlgorithm algo : {CollectiveAlgorithm::Ring, CollectiveAlgorithm::Tree}) {
             if (algo == CollectiveAlgorithm::Tree && kind != CollectiveKind::AllReduce) continue;
             const double sim = idle_collective_time(*t, kind, algo, first_n(n), bytes);
-            const double closed = alpha_beta_time(kind, algo, n, bytes, alpha, beta, t->collective_overhead());
+            const double closed =
+                alpha_beta_time(kind, algo, n, bytes, alpha, beta, t->collective_overhead(), t->protocol_costs());
             EXPECT_NEAR(sim, closed, 1e-9 * closed)
                 << preset << " " << collective_kind_name(kind) << " " << algorithm_name(algo) << " n=" << n
                 << " bytes=" << bytes;
+            seen.insert(collective_protocol(*t, kind, algo, first_n(n), bytes));
           }
         }
       }
     }
+    EXPECT_EQ(seen.size(), 2u) << preset << ": both protocols exercised";
     const double p2p = idle_collective_time(*t, CollectiveKind::SendRecv, CollectiveAlgorithm::Auto, {0, 5}, 1e6);
-    EXPECT_NEAR(p2p, t->collective_overhead() + alpha + 1e6 / beta, 1e-15);
+    EXPECT_NEAR(p2p,
+                alpha_beta_time(CollectiveKind::SendRecv, CollectiveAlgorithm::Auto, 2, 1e6, alpha, beta,
+                                t->collective_overhead(), t->protocol_costs()),
+                1e-15);
   }
 }
 
+TEST(CollectiveTiming, MixedRingIsBoundByItsSlowestHop) {
+  // Four GPUs of two NVLink pairs: the ring 0-1-2-3 alternates NVLink bridges and PCIe paths
+  // through the host bridge. The NVLink hops deliver each next chunk before the PCIe path is
+  // free, so the PCIe paths carry their 2(n-1) = 6 chunks back to back and the last arrives one
+  // PCIe latency later: the slowest hop bounds the ring.
+  auto t = topology_from_yaml(std::string("kind: pcie_pairwise_nvlink\nnvlink_bandwidth: 200GB/s\nnvlink_latency: 1us\n"
+                                          "pcie_bandwidth: 20GB/s\npcie_latency: 8us\ncollective_overhead: 10us\n") +
+                              ks::test_support::kSingleProtocol);
+  const double B = 64.0 * 1024 * 1024;
+  const double expected = 10e-6 + 6 * (B / 4) / 20e9 + 8e-6;
+  EXPECT_NEAR(idle_collective_time(*t, CollectiveKind::AllReduce, CollectiveAlgorithm::Ring, first_n(4), B), expected,
+              1e-12);
+}
+
 TEST(CollectiveTiming, TwoNodeRingIsBoundByInfiniBandAndConcurrentCollectivesContend) {
-  auto t = std::shared_ptr<Topology>(make_preset("dgx_a100", 2));
+  auto t = std::shared_ptr<Topology>(topology_from_yaml("kind: dgx_a100\nnodes: 2\nib_bandwidth: 22GB/s\n"));
   const double B = 256.0 * 1024 * 1024;
   const double two_node = idle_collective_time(*t, CollectiveKind::AllReduce, CollectiveAlgorithm::Ring, first_n(16), B);
   // The ring crosses IB twice; each of those links carries 2(n-1) chunks of B/n at 22 GB/s.
