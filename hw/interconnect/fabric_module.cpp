@@ -55,7 +55,7 @@ void FabricModule::b_transport(int, tlm::tlm_generic_payload& payload, sc_core::
     } else if (auto* m = payload.get_extension<proto::MemCopy>()) {
       if (m->src < 0 || m->dst < 0) throw std::invalid_argument("host-memory copies are not modelled by the fabric");
       model_.check_undeclared({m->src, m->dst});
-      current_step_ = 0;
+      current_step_ = m->engine_step;
       m->finish = sim::seconds(model_.transfer(m->src, m->dst, m->bytes, issue).finish);
       ++copies_;
     } else {
