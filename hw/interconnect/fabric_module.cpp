@@ -36,6 +36,7 @@ void FabricModule::set_trace(util::TraceRecorder* trace, const std::string& proc
 
 void FabricModule::b_transport(int, tlm::tlm_generic_payload& payload, sc_core::sc_time& delay) {
   const double issue = sim::to_seconds(sc_core::sc_time_stamp() + delay);
+  model_.set_horizon(sim::to_seconds(sc_core::sc_time_stamp()));  // nothing is issued in the past
   try {
     if (auto* c = payload.get_extension<proto::Collective>()) {
       if (c->probe) {
