@@ -1,13 +1,11 @@
 // Pipeline parallelism through the kernelsight binary: micro-batches in flight (throughput),
 // errors naming parallel.pp, outputs (summary.json, kernels.csv, the trace) and determinism.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <set>
-#include <sstream>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -17,6 +15,7 @@
 #include "kernels/roofline.hpp"
 #include "kernels/step_decomposer.hpp"
 #include "tests/support/cli_runner.hpp"
+#include "tests/support/files.hpp"
 #include "tests/support/trace_events.hpp"
 
 namespace fs = std::filesystem;
@@ -28,18 +27,8 @@ namespace {
 
 test_support::CliResult kernelsight(const std::string& args) { return test_support::run_cli(KS_CLI, args); }
 
-std::string read(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-fs::path temp_dir(const std::string& name) {
-  fs::path d = fs::temp_directory_path() / ("ks_pp_test_" + name + "_" + std::to_string(::getpid()));
-  fs::remove_all(d);
-  return d;
-}
+std::string read(const fs::path& p) { return test_support::read_text(p); }
+fs::path temp_dir(const std::string& name) { return test_support::fresh_temp_dir("ks_pp_test", name); }
 
 const std::string kQuickstart = std::string(KS_SOURCE_DIR) + "/scenarios/quickstart.yaml";
 
