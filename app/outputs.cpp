@@ -97,6 +97,21 @@ std::string kernels_csv(const Simulation& sim) {
            std::string(kernels::bound_name(static_cast<kernels::Bound>(bound))) + "," + fmt("%.9f", s.roofline_seconds()) +
            "," + fmt("%.4f", t > 0 ? s.roofline_seconds() / t : 0) + "\n";
   }
+  // Pipeline sends: time from issue to arrival summed over every rank's send (link time, not GPU time).
+  std::map<kernels::Phase, hw::TransferStats> sends;
+  for (const hw::PipelineLink* link : sim.pipeline_links())
+    for (const auto& [phase, st] : link->stats()) {
+      sends[phase].transfers += st.transfers;
+      sends[phase].seconds += st.seconds;
+      sends[phase].bytes += st.bytes;
+    }
+  for (const auto& [phase, st] : sends) {
+    const double t = st.seconds;
+    out += "pp_send_recv,send_recv," + std::string(kernels::phase_name(phase)) + "," + std::to_string(st.transfers) +
+           "," + fmt("%.9f", t) + "," + fmt("%.6f", gpu_time > 0 ? t / gpu_time : 0) + "," +
+           fmt("%.3f", st.transfers ? t / static_cast<double>(st.transfers) * 1e6 : 0) + ",0.000000e+00," +
+           fmt("%.6e", st.bytes) + ",0.000," + fmt("%.3f", t > 0 ? st.bytes / t / 1e9 : 0) + ",communication,0,0\n";
+  }
   return out;
 }
 

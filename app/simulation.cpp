@@ -60,7 +60,10 @@ config::Schema output_schema() {
 config::Schema parallel_schema() {
   config::Schema s("How each replica's model is split across GPUs.");
   s.integer("tp", 1, "tensor-parallel GPUs per replica (all-reduces travel over hardware.topology)", 1, 512)
-      .integer("pp", 1, "pipeline-parallel stages (only 1 is modelled so far)", 1);
+      .integer("pp", 1,
+               "pipeline-parallel stages per replica: contiguous blocks of layers, each on its own tp GPUs; "
+               "activations travel stage to stage over hardware.topology",
+               1, 512);
   return s;
 }
 
@@ -74,9 +77,14 @@ std::string default_topology(const std::string& gpu_spec) {
 
 namespace {
 
-// A tp the model cannot be split by is a scenario error, reported before elaboration.
-void check_tp(const kernels::ModelConfig& model, kernels::DType wdt, kernels::DType kvdt, int tp,
-              const config::Params& p) {
+// A tp the model cannot be split by, or more stages than layers, is a scenario error, reported
+// before elaboration.
+void check_parallel(const kernels::ModelConfig& model, kernels::DType wdt, kernels::DType kvdt, int tp, int pp,
+                    const config::Params& p) {
+  if (pp > model.num_layers)
+    throw config::ConfigError(p.mark("pp"), "parallel.pp",
+                              "model '" + model.name + "' has " + std::to_string(model.num_layers) +
+                                  " layers: at most that many pipeline stages, got " + std::to_string(pp));
   kernels::StepBatch probe;
   probe.decode_contexts.push_back(1);
   try {
@@ -144,23 +152,26 @@ Simulation::Simulation(config::Document& scenario) {
   const config::Params gpu_p = gpu_sec.resolve(gpu_entry.schema);
   const config::Params par_p = root.section("parallel", false).resolve(parallel_schema());
   tp_ = static_cast<int>(par_p.integer("tp"));
-  if (par_p.integer("pp") != 1)
-    throw config::ConfigError(par_p.mark("pp"), "parallel.pp",
-                              "pipeline parallelism is not modelled yet: pp must be 1, got " +
-                                  std::to_string(par_p.integer("pp")));
-  check_tp(*model, weight_dtype, kv_dtype, tp_, par_p);
+  pp_ = static_cast<int>(par_p.integer("pp"));
+  check_parallel(*model, weight_dtype, kv_dtype, tp_, pp_, par_p);
   config::Section topo_sec = hw_sec.section("topology", false);
   const std::string topo_kind = topo_sec.kind(default_topology(gpu_p.has("spec") ? gpu_p.string("spec") : ""));
   const auto& topo_entry = interconnect::topology_registry().get(topo_kind, topo_sec.mark("kind"), "hardware.topology.kind");
   const config::Params topo_p = topo_sec.resolve(topo_entry.schema);
   std::shared_ptr<interconnect::Topology> topology = topo_entry.make(topo_p);
-  const int gpus_needed = num_replicas * tp_;
+  if (topology->num_gpus() < tp_ * pp_)
+    throw config::ConfigError(par_p.mark(pp_ > 1 ? "pp" : "tp"), pp_ > 1 ? "parallel.pp" : "parallel.tp",
+                              "a replica needs tp x pp = " + std::to_string(tp_) + " x " + std::to_string(pp_) +
+                                  " GPUs, topology '" + topo_kind + "' has " + std::to_string(topology->num_gpus()) +
+                                  " (" + std::to_string(topology->nodes()) + " x " +
+                                  std::to_string(topology->gpus_per_node()) + "); lower it or raise hardware.topology.nodes");
+  const int gpus_needed = num_replicas * tp_ * pp_;
   if (topology->num_gpus() < gpus_needed)
     throw config::ConfigError(topo_p.mark("nodes"), "hardware.topology.nodes",
                               "topology '" + topo_kind + "' has " + std::to_string(topology->num_gpus()) +
                                   " GPUs (" + std::to_string(topology->nodes()) + " x " +
                                   std::to_string(topology->gpus_per_node()) + "), the scenario needs " +
-                                  std::to_string(gpus_needed) + " (replicas x parallel.tp); raise nodes");
+                                  std::to_string(gpus_needed) + " (replicas x parallel.tp x parallel.pp); raise nodes");
   topology_name_ = topo_kind;
   const config::Section host_sec = hw_sec.section("host", false);
   const auto& host_entry =
@@ -194,11 +205,25 @@ Simulation::Simulation(config::Document& scenario) {
   env_ = std::make_unique<sim::Environment>("env");
   workload_ = wl_entry.make({wl_p, seed_});
   router_ = router_entry.make({router_p});
-  if (tp_ > 1) fabric_ = std::make_unique<hw::FabricModule>("fabric", topology);  // unbound sockets are errors
+  if (tp_ > 1 || pp_ > 1) fabric_ = std::make_unique<hw::FabricModule>("fabric", topology);  // unbound sockets are errors
   for (int i = 0; i < num_replicas; ++i) {
     const std::string rname = "replica" + std::to_string(i);
-    hosts_.push_back(host_entry.make(rname + "_host", host_p));
-    bind_replica_gpus(rname, i, gpu_entry, gpu_p, *hosts_.back());
+    std::vector<hw::HostCpu*> stage_hosts;
+    std::vector<std::vector<int>> stage_devices;
+    for (int st = 0; st < pp_; ++st) {
+      const std::string sname = pp_ > 1 ? rname + "_stage" + std::to_string(st) : rname;
+      hosts_.push_back(host_entry.make(sname + "_host", host_p));
+      stage_hosts.push_back(hosts_.back().get());
+      stage_devices.push_back(bind_stage_gpus(sname, (i * pp_ + st) * tp_, gpu_entry, gpu_p, *hosts_.back()));
+    }
+    std::vector<hw::PipelineLink*> links;
+    for (int st = 0; st + 1 < pp_; ++st) {
+      const std::string lname = rname + "_pp" + std::to_string(st) + "to" + std::to_string(st + 1);
+      pp_links_.push_back(std::make_unique<hw::PipelineLink>(lname.c_str(), stage_devices[st], stage_devices[st + 1]));
+      for (int r = 0; r < tp_; ++r) fabric_->declare_group({stage_devices[st][r], stage_devices[st + 1][r]});
+      pp_links_.back()->fabric_socket.bind(fabric_->socket);
+      links.push_back(pp_links_.back().get());
+    }
 
     serving::MemoryInputs mem;
     mem.gpu_memory_bytes = gpus_.back()->spec().memory_bytes;
@@ -206,6 +231,7 @@ Simulation::Simulation(config::Document& scenario) {
     mem.weight_dtype = weight_dtype;
     mem.kv_dtype = kv_dtype;
     mem.tp = tp_;
+    mem.pp = pp_;
     mem.block_size = cache_p.integer("block_size");
     mem.max_num_batched_tokens = engine_p.has("max_num_batched_tokens") ? engine_p.integer("max_num_batched_tokens") : 8192;
     mem.max_num_seqs = engine_p.has("max_num_seqs") ? engine_p.integer("max_num_seqs") : 256;
@@ -220,9 +246,9 @@ Simulation::Simulation(config::Document& scenario) {
                                                        cache_p.flag("enable_prefix_caching"));
     serving::SchedulerArgs sched_args{engine_p, kv.get()};
     auto scheduler = sched_entry.make(sched_args);
-    serving::ReplicaSpec spec{rname, *model, weight_dtype, kv_dtype, {tp_, 1}};
-    replicas_.push_back(std::make_unique<serving::Replica>(*env_, spec, *hosts_.back(), std::move(kv),
-                                                           std::move(scheduler), metrics_));
+    serving::ReplicaSpec spec{rname, *model, weight_dtype, kv_dtype, {tp_, pp_}};
+    replicas_.push_back(std::make_unique<serving::Replica>(*env_, spec, std::move(stage_hosts), std::move(links),
+                                                           std::move(kv), std::move(scheduler), metrics_));
   }
   if (workload_->max_concurrency() > 0) {
     completions_ = std::make_unique<sim::Store<int>>(*env_);
@@ -231,23 +257,29 @@ Simulation::Simulation(config::Document& scenario) {
   env_->process([this] { source_loop(); }, "request_source");
 }
 
-// GPUs of replica `index`: device ids index*tp .. index*tp+tp-1 (consecutive, so a TP group
-// stays inside a node when tp divides gpus_per_node). tp = 1 binds the host to its GPU directly.
-void Simulation::bind_replica_gpus(const std::string& rname, int index, const hw::GpuRegistry::Entry& gpu_entry,
-                                   const config::Params& gpu_p, hw::HostCpu& host) {
+// The GPUs of one stage of a replica (the whole replica without PP): device ids first_device ..
+// first_device+tp-1. Replica i's stage s starts at (i*pp + s)*tp, so a TP group stays inside a
+// node when tp divides gpus_per_node and consecutive stages sit on the next GPUs (as Ray packs
+// vLLM's workers, rank = pp_rank * tp + tp_rank). tp = 1 binds the host to its GPU directly.
+std::vector<int> Simulation::bind_stage_gpus(const std::string& name, int first_device,
+                                             const hw::GpuRegistry::Entry& gpu_entry, const config::Params& gpu_p,
+                                             hw::HostCpu& host) {
   std::vector<hw::GpuModule*> ranks;
+  std::vector<int> devices;
   for (int r = 0; r < tp_; ++r) {
-    gpus_.push_back(gpu_entry.make({rname + "_gpu" + std::to_string(r), index * tp_ + r, gpu_p}));
+    gpus_.push_back(gpu_entry.make({name + "_gpu" + std::to_string(r), first_device + r, gpu_p}));
     ranks.push_back(gpus_.back().get());
+    devices.push_back(first_device + r);
   }
   if (tp_ == 1) {
     host.gpu_socket.bind(ranks.front()->socket);
-    return;
+    return devices;
   }
-  tp_groups_.push_back(std::make_unique<hw::TpGroup>((rname + "_tp").c_str(), ranks));
+  tp_groups_.push_back(std::make_unique<hw::TpGroup>((name + "_tp").c_str(), ranks));
   fabric_->declare_group(tp_groups_.back()->device_ids());  // its links may be its own (step launches)
   tp_groups_.back()->fabric_socket.bind(fabric_->socket);
   host.gpu_socket.bind(tp_groups_.back()->socket);
+  return devices;
 }
 
 void Simulation::source_loop() {
@@ -299,18 +331,30 @@ bool Simulation::run_until(double until_s) {
 void Simulation::enable_trace(const util::TraceOptions& options) {
   trace_ = std::make_unique<util::TraceRecorder>(options);
   util::TraceRecorder* t = trace_.get();
-  // Track order: per replica its host and requests, then its GPUs' streams, then its collectives.
+  // Track order: per replica its hosts and requests, then per stage its GPUs' streams and its
+  // collectives, then the sends between stages.
+  const auto pp = static_cast<std::size_t>(pp_), tp = static_cast<std::size_t>(tp_);
   for (std::size_t i = 0; i < replicas_.size(); ++i) {
     const std::string rname = "replica" + std::to_string(i);
-    hosts_[i]->set_trace(t, t->track(rname, "host (prepare / launch / wait / finish)"));
-    replicas_[i]->set_trace(t, t->track(rname, "requests"));
-    for (int r = 0; r < tp_; ++r) {
-      hw::GpuModule& gpu = *gpus_[i * static_cast<std::size_t>(tp_) + static_cast<std::size_t>(r)];
-      const std::string process = rname + " gpu" + std::to_string(r) + " (device " + std::to_string(gpu.device_id()) + ")";
-      gpu.set_trace(t, process);
-      t->track(process, "stream 0");  // created now so the processes appear in this order
+    for (std::size_t st = 0; st < pp; ++st) {
+      const std::string what = pp > 1 ? "stage " + std::to_string(st) + " host" : "host";
+      hosts_[i * pp + st]->set_trace(t, t->track(rname, what + " (prepare / launch / wait / finish)"));
     }
-    if (tp_ > 1) tp_groups_[i]->set_trace(t, t->track(rname + " TP collectives", "collectives over " + topology_name_));
+    replicas_[i]->set_trace(t, t->track(rname, "requests"));
+    for (std::size_t st = 0; st < pp; ++st) {
+      const std::string sname = pp > 1 ? rname + " stage" + std::to_string(st) : rname;
+      for (std::size_t r = 0; r < tp; ++r) {
+        hw::GpuModule& gpu = *gpus_[(i * pp + st) * tp + r];
+        const std::string process = sname + " gpu" + std::to_string(r) + " (device " + std::to_string(gpu.device_id()) + ")";
+        gpu.set_trace(t, process);
+        t->track(process, "stream 0");  // created now so the processes appear in this order
+      }
+      if (tp_ > 1) tp_groups_[i * pp + st]->set_trace(t, t->track(sname + " TP collectives", "collectives over " + topology_name_));
+    }
+    for (std::size_t st = 0; st + 1 < pp; ++st)
+      pp_links_[i * (pp - 1) + st]->set_trace(
+          t, t->track(rname + " PP send/recv", "stage " + std::to_string(st) + " -> " + std::to_string(st + 1) +
+                                                   " over " + topology_name_));
   }
   if (fabric_) fabric_->set_trace(t, "links of " + topology_name_);  // a track per link, on first use
 }
@@ -352,6 +396,7 @@ nlohmann::json Simulation::report() const {
   j["kernels_launched"] = total_kernels();
   j["preemptions"] = preemptions;
   j["tensor_parallel"] = tp_;
+  j["pipeline_parallel"] = pp_;
   j["topology"] = topology_name_;
   std::uint64_t collectives = 0;
   double comm_s = 0, exposed_s = 0;
@@ -363,6 +408,18 @@ nlohmann::json Simulation::report() const {
   j["collectives"] = collectives;
   j["collective_seconds"] = comm_s;
   j["exposed_collective_seconds"] = exposed_s;
+  if (pp_ > 1) {  // activations handed from stage to stage (one send per TP rank)
+    hw::TransferStats sends;
+    for (const auto& link : pp_links_)
+      for (const auto& [phase, st] : link->stats()) {
+        sends.transfers += st.transfers;
+        sends.seconds += st.seconds;
+        sends.bytes += st.bytes;
+      }
+    j["pipeline_sends"] = sends.transfers;
+    j["pipeline_send_seconds"] = sends.seconds;
+    j["pipeline_send_bytes"] = sends.bytes;
+  }
   j["kv_cache_blocks_per_replica"] = memory_.kv_blocks;
   j["kv_cache_tokens_per_replica"] = memory_.kv_tokens;
   add_prefix_cache_report(j);

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "hw/gpu/gpu_module.hpp"
+#include "hw/gpu/pipeline_link.hpp"
 #include "hw/gpu/tp_group.hpp"
 #include "hw/interconnect/fabric_module.hpp"
 #include "hw/host/host_cpu.hpp"
@@ -77,23 +78,32 @@ class Simulation {
     return out;
   }
   const serving::MetricsRecorder& metrics() const { return metrics_; }
+  // Sends between pipeline stages (empty without PP), for kernels.csv.
+  std::vector<const hw::PipelineLink*> pipeline_links() const {
+    std::vector<const hw::PipelineLink*> out;
+    for (const auto& l : pp_links_) out.push_back(l.get());
+    return out;
+  }
 
  private:
   void source_loop();
   void add_prefix_cache_report(nlohmann::json& j) const;
-  void bind_replica_gpus(const std::string& rname, int index, const hw::GpuRegistry::Entry& gpu_entry,
-                         const config::Params& gpu_p, hw::HostCpu& host);
+  std::vector<int> bind_stage_gpus(const std::string& name, int first_device, const hw::GpuRegistry::Entry& gpu_entry,
+                                   const config::Params& gpu_p, hw::HostCpu& host);
 
   std::string name_;
   std::uint64_t seed_ = 0;
   std::string output_dir_;
   std::unique_ptr<sim::Environment> env_;
   std::vector<std::unique_ptr<hw::GpuModule>> gpus_;
-  // Tensor parallelism: replica i owns GPUs [i*tp, (i+1)*tp) behind a TpGroup on the fabric.
+  // Replica i, pipeline stage s owns GPUs [(i*pp + s)*tp, (i*pp + s + 1)*tp), behind a TpGroup
+  // on the fabric when tp > 1; hosts_[i*pp + s] is its worker, tp_groups_[i*pp + s] its group.
   int tp_ = 1;
+  int pp_ = 1;
   std::unique_ptr<hw::FabricModule> fabric_;
   std::vector<std::unique_ptr<hw::TpGroup>> tp_groups_;
   std::vector<std::unique_ptr<hw::HostCpu>> hosts_;
+  std::vector<std::unique_ptr<hw::PipelineLink>> pp_links_;  // replica i: [i*(pp-1), (i+1)*(pp-1))
   std::vector<std::unique_ptr<serving::Replica>> replicas_;
   std::unique_ptr<serving::Workload> workload_;
   std::unique_ptr<serving::Router> router_;

@@ -8,7 +8,7 @@
 
 namespace ks::kernels {
 
-std::int64_t ModelConfig::parameter_count() const {
+std::int64_t ModelConfig::layer_parameter_count() const {
   const std::int64_t h = hidden_size;
   const std::int64_t inter = intermediate_size;
   const std::int64_t q_width = std::int64_t{num_heads} * head_dim;
@@ -24,11 +24,22 @@ std::int64_t ModelConfig::parameter_count() const {
   if (num_experts > 0) mlp = mlp * num_experts + h * num_experts;  // experts + router
   const std::int64_t norm_params = norm == NormKind::LayerNorm ? 2 * h : h;  // weight (+ bias)
   const std::int64_t norms_per_layer = parallel_residual ? 1 : 2;
-  const std::int64_t per_layer = attention + mlp + norms_per_layer * norm_params;
-  const std::int64_t embeddings = std::int64_t{vocab_size} * h * (tied_embeddings ? 1 : 2);
-  const std::int64_t head_bias = lm_head_bias ? vocab_size : 0;
-  return embeddings + head_bias + per_layer * num_layers + norm_params;  // + final norm
+  return attention + mlp + norms_per_layer * norm_params;
 }
+
+std::int64_t ModelConfig::stage_parameter_count(int layers, bool first, bool last) const {
+  const std::int64_t h = hidden_size;
+  const std::int64_t norm_params = norm == NormKind::LayerNorm ? 2 * h : h;
+  std::int64_t n = layer_parameter_count() * layers;
+  if (first) n += std::int64_t{vocab_size} * h;  // embedding
+  // The last stage holds the LM head: its own matrix, or a copy of the tied embedding unless
+  // it is also the first stage (vLLM builds embed_tokens there for tie_weights).
+  if (last && (!tied_embeddings || !first)) n += std::int64_t{vocab_size} * h;
+  if (last) n += (lm_head_bias ? vocab_size : 0) + norm_params;  // + final norm
+  return n;
+}
+
+std::int64_t ModelConfig::parameter_count() const { return stage_parameter_count(num_layers, true, true); }
 
 int ModelConfig::rotary_dim() const {
   return static_cast<int>(partial_rotary_factor * head_dim);

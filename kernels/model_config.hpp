@@ -50,6 +50,11 @@ struct ModelConfig {
   // Embeddings, (untied) LM head, per layer Q/K/V/O + MLP (x num_experts plus router for MoE)
   // + norm weights (and biases for LayerNorm), final norm, and every bias the flags above enable.
   std::int64_t parameter_count() const;
+  // One transformer layer's parameters (attention, MLP or experts and router, norms).
+  std::int64_t layer_parameter_count() const;
+  // A pipeline stage's: `layers` layers, the embedding on the first stage, the final norm and LM
+  // head on the last (with tied embeddings a later last stage holds its own copy, as vLLM).
+  std::int64_t stage_parameter_count(int layers, bool first, bool last) const;
   // All parameters stored in one dtype (norm weights are a rounding error at this scale).
   double weight_bytes(DType dtype) const;
   // KV cache for one token over all layers, K and V.

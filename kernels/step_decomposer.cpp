@@ -22,6 +22,26 @@ DType gemm_compute_dtype(DType weight_dtype) {
 
 int layers_per_stage(int num_layers, int pp) { return (num_layers + pp - 1) / pp; }
 
+LayerRange pp_stage_layers(int num_layers, int stage, int pp) {
+  if (pp < 1 || pp > num_layers || stage < 0 || stage >= pp)
+    throw std::invalid_argument("pipeline stage " + std::to_string(stage) + " of " + std::to_string(pp) + " over " +
+                                std::to_string(num_layers) + " layers");
+  // Stages pp-2, pp-3, ... take one extra layer each until the remainder is used up.
+  const int base = num_layers / pp, extra = num_layers % pp;
+  auto size = [&](int s) { return base + (s >= pp - 1 - extra && s < pp - 1 ? 1 : 0); };
+  LayerRange r;
+  for (int s = 0; s < stage; ++s) r.begin += size(s);
+  r.end = r.begin + size(stage);
+  return r;
+}
+
+int pp_stage_tensors(const ModelConfig& model) { return model.parallel_residual ? 1 : 2; }
+
+double pp_send_bytes(const ModelConfig& model, std::int64_t tokens, DType weight_dtype, int tp) {
+  return static_cast<double>(pp_stage_tensors(model)) * static_cast<double>(tokens) *
+         static_cast<double>(model.hidden_size) * dtype_bytes(activation_dtype(weight_dtype)) / tp;
+}
+
 namespace {
 
 using i64 = std::int64_t;
@@ -243,6 +263,36 @@ void decompose_step(const ModelConfig& model, const StepBatch& batch, DType weig
     // fp32 logits: softmax/top-k/top-p passes, nominally one read and one write.
     e.push(OpKind::Sampling, "sampler", DType::FP32, sampled, model.vocab_size, 0, 5.0 * s * v,
            2.0 * s * v * 4.0, phase);
+  }
+}
+
+void decompose_stages(const ModelConfig& model, const StepBatch& batch, DType weight_dtype, DType kv_dtype,
+                      const ParallelConfig& parallel, std::vector<StepKernels>& out) {
+  out.resize(static_cast<std::size_t>(parallel.pp));
+  StepKernels& first = out.front();
+  decompose_step(model, batch, weight_dtype, kv_dtype, parallel, first);
+  if (parallel.pp == 1) return;
+  StepKernels& last = out.back();
+  last.post.swap(first.post);
+  first.post.clear();
+  const i64 tokens = batch.num_tokens();
+  for (int s = 0; s < parallel.pp; ++s) {
+    StepKernels& stage = out[static_cast<std::size_t>(s)];
+    if (s > 0) {
+      stage.pre.clear();
+      stage.per_layer = first.per_layer;
+      if (s < parallel.pp - 1) stage.post.clear();
+      // Each rank received 1/tp of the activations: the stage's TP group gathers them.
+      if (parallel.tp > 1 && tokens > 0) {
+        const DType act = activation_dtype(weight_dtype);
+        const i64 width = static_cast<i64>(pp_stage_tensors(model)) * model.hidden_size;
+        const Phase phase = first.per_layer.empty() ? Phase::Mixed : first.per_layer.front().phase;
+        stage.pre.push_back(Kernel{OpKind::AllGather, "pp_recv_all_gather", act, tokens, width, 0, 0.0,
+                                   static_cast<double>(tokens) * static_cast<double>(width) * dtype_bytes(act), phase,
+                                   1});
+      }
+    }
+    stage.num_layers = pp_stage_layers(model.num_layers, s, parallel.pp).count();
   }
 }
 

@@ -13,7 +13,13 @@
 // * Tensor parallelism follows Megatron/vLLM: QKV and gate/up split by columns, O and down by
 //   rows followed by an all-reduce; KV heads are replicated when tp > num_kv_heads; the
 //   vocab-parallel embedding ends in an all-reduce and the LM-head logits are gathered.
-// * Pipeline transfers between stages are not kernels; the interconnect model adds them.
+// * Pipeline parallelism follows vLLM: stage s runs a contiguous block of layers
+//   (pp_stage_layers), the first stage the embedding, the last the final norm, LM head and
+//   sampling. The activations a stage hands on (hidden states, plus the residual stream unless
+//   the block is parallel) are not kernels: each TP rank sends 1/tp of them to the same rank of
+//   the next stage over the interconnect, and under TP the receiving stage starts with an
+//   all-gather that reassembles them (vLLM's send_tensor_dict / recv_tensor_dict with
+//   all_gather_group).
 // * Norms follow the model (RMSNorm or LayerNorm). A parallel block (Phi) has one norm per
 //   layer, attention and MLP read the same normed input and one fused add sums residual,
 //   attention and MLP. Biases add one vector read and one add per GEMM output.
@@ -21,6 +27,7 @@
 //   weights of the expected number of touched experts, kernels/moe.hpp), SiLU-and-mul over the
 //   routed rows and the weighted sum (see emit_moe in the .cpp). Sliding-window attention is
 //   not modelled yet (attention reads the whole context).
+#include <cstdint>
 #include <vector>
 
 #include "kernels/dtype.hpp"
@@ -52,5 +59,25 @@ DType activation_dtype(DType weight_dtype);
 DType gemm_compute_dtype(DType weight_dtype);
 // Layers on the busiest pipeline stage; vLLM gives the remainder to single extra layers.
 int layers_per_stage(int num_layers, int pp);
+
+// Layers [begin, end) of pipeline stage `stage` of `pp` (vLLM's get_pp_indices): num_layers / pp
+// each, and the remainder one extra layer each on the stages just before the last one (the
+// first and last stages also hold the embedding and the LM head). Throws std::invalid_argument
+// unless 0 <= stage < pp <= num_layers.
+struct LayerRange {
+  int begin = 0, end = 0;
+  int count() const { return end - begin; }
+};
+LayerRange pp_stage_layers(int num_layers, int stage, int pp);
+
+// Tensors handed from stage to stage: hidden states and residual (one for a parallel block).
+int pp_stage_tensors(const ModelConfig& model);
+// Bytes one TP rank sends to the same rank of the next stage for a step of `tokens` tokens.
+double pp_send_bytes(const ModelConfig& model, std::int64_t tokens, DType weight_dtype, int tp);
+
+// The step's kernels split into parallel.pp stages (out[s] for stage s; see the conventions
+// above). With pp = 1 it is decompose_step. Refills `out` in place.
+void decompose_stages(const ModelConfig& model, const StepBatch& batch, DType weight_dtype, DType kv_dtype,
+                      const ParallelConfig& parallel, std::vector<StepKernels>& out);
 
 }  // namespace ks::kernels

@@ -21,27 +21,49 @@ void ContinuousBatchingScheduler::preempt(Request* request, StepPlan& plan) {
   waiting_.push_front(request);
 }
 
+Request* ContinuousBatchingScheduler::take_victim() {
+  // The most recently admitted request not in flight (freeing an in-flight request's blocks
+  // would pull its KV from under a step still computing it).
+  for (auto it = running_.rbegin(); it != running_.rend(); ++it) {
+    if ((*it)->in_flight) continue;
+    Request* victim = *it;
+    running_.erase(std::next(it).base());
+    return victim;
+  }
+  return nullptr;
+}
+
 void ContinuousBatchingScheduler::schedule_running(StepPlan& plan, std::int64_t& budget) {
   // Oldest first (Sarathi: decodes before unfinished prefills). Preempt from the back of the
   // running queue when KV blocks run out.
   if (limits_.decode_first)
     std::stable_partition(running_.begin(), running_.end(), [this](const Request* r) { return tokens_to_compute(*r) == 1; });
   std::deque<Request*> kept;
+  bool any_in_flight = false;
   while (!running_.empty() && budget > 0) {
     Request* r = running_.front();
     running_.pop_front();
+    if (r->in_flight) {  // its previous step is still in the pipeline
+      any_in_flight = true;
+      kept.push_back(r);
+      continue;
+    }
     const std::int64_t tokens = std::min(tokens_to_compute(*r), budget);
     bool placed = false;
     while (!placed) {
       if (kv_.reserve(*r, r->computed_tokens + tokens)) {
         placed = true;
-      } else if (!running_.empty()) {
-        Request* victim = running_.back();
-        running_.pop_back();
+      } else if (Request* victim = take_victim()) {
         preempt(victim, plan);
       } else {
         break;  // nothing left to evict but this request itself
       }
+    }
+    if (!placed && (any_in_flight || std::any_of(running_.begin(), running_.end(), [](const Request* q) {
+                      return q->in_flight;
+                    }))) {
+      kept.push_back(r);  // in-flight steps will free or commit blocks: wait for them
+      continue;
     }
     if (!placed) {
       preempt(r, plan);

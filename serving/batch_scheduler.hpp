@@ -88,6 +88,7 @@ class ContinuousBatchingScheduler final : public BatchScheduler {
  private:
   std::int64_t tokens_to_compute(const Request& r) const { return r.sequence_length() - r.computed_tokens; }
   void preempt(Request* request, StepPlan& plan);
+  Request* take_victim();  // removes it from running_; nullptr if none can be preempted
   void schedule_running(StepPlan& plan, std::int64_t& budget);
   void admit_waiting(StepPlan& plan, std::int64_t& budget);
 

@@ -3,6 +3,7 @@
 // vLLM sizes its cache: usable = memory x gpu_memory_utilization; KV = usable - weights - workspace.
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "kernels/dtype.hpp"
 #include "kernels/model_config.hpp"
@@ -10,6 +11,8 @@
 namespace ks::serving {
 
 struct MemoryPlan {
+  int stage = 0;                // pipeline stage the plan is for
+  int first_layer = 0, layers = 0;  // the stage's layers
   double usable_bytes = 0;
   double weight_bytes = 0;      // per GPU
   double workspace_bytes = 0;   // activations at the largest step
@@ -25,13 +28,20 @@ struct MemoryInputs {
   kernels::DType weight_dtype = kernels::DType::BF16;
   kernels::DType kv_dtype = kernels::DType::BF16;
   int tp = 1;
+  int pp = 1;  // pipeline stages: each GPU holds its stage's layers only
   std::int64_t block_size = 16;
   std::int64_t max_num_batched_tokens = 8192;
   std::int64_t max_num_seqs = 256;
 };
 
-// Throws std::invalid_argument with the numbers when the model does not fit.
+// Throws std::invalid_argument with the numbers when the model does not fit. With pp > 1 it is
+// the tightest stage's plan (fewest KV blocks): every stage holds every request's KV for its
+// layers, so the replica's cache is as large as the tightest stage's.
 MemoryPlan plan_memory(const kernels::ModelConfig& model, const MemoryInputs& in);
+// One plan per pipeline stage: its layers' weights (the embedding on the first stage, the LM
+// head on the last, kernels::ModelConfig::stage_parameter_count) and KV, the logits workspace on
+// the last. Throws with every stage's numbers when one does not fit.
+std::vector<MemoryPlan> plan_stage_memory(const kernels::ModelConfig& model, const MemoryInputs& in);
 
 std::string describe_bytes(double bytes);  // "15.00 GiB", "2.00 MiB", "12.00 KiB"
 

@@ -10,14 +10,36 @@ namespace ks::serving {
 
 Replica::Replica(sim::Environment& env, ReplicaSpec spec, hw::HostCpu& host, std::unique_ptr<KvBlockManager> kv,
                  std::unique_ptr<BatchScheduler> scheduler, MetricsRecorder& metrics)
+    : Replica(env, std::move(spec), std::vector<hw::HostCpu*>{&host}, {}, std::move(kv), std::move(scheduler),
+              metrics) {}
+
+Replica::Replica(sim::Environment& env, ReplicaSpec spec, std::vector<hw::HostCpu*> stage_hosts,
+                 std::vector<hw::PipelineLink*> links, std::unique_ptr<KvBlockManager> kv,
+                 std::unique_ptr<BatchScheduler> scheduler, MetricsRecorder& metrics)
     : env_(env),
       spec_(std::move(spec)),
-      host_(host),
+      hosts_(std::move(stage_hosts)),
+      links_(std::move(links)),
+      host_(*hosts_.at(0)),
       kv_(std::move(kv)),
       scheduler_(std::move(scheduler)),
       metrics_(metrics),
       inbox_(env) {
-  env_.process([this] { engine_loop(); }, spec_.name + ".engine");
+  const int pp = spec_.parallel.pp;
+  if (static_cast<int>(hosts_.size()) != pp || static_cast<int>(links_.size()) != pp - 1)
+    throw std::invalid_argument("replica '" + spec_.name + "': pp=" + std::to_string(pp) + " needs " +
+                                std::to_string(pp) + " stage hosts and " + std::to_string(pp - 1) + " links");
+  if (pp == 1) {
+    env_.process([this] { engine_loop(); }, spec_.name + ".engine");
+    return;
+  }
+  for (int s = 0; s < pp; ++s) {
+    slots_.push_back(std::make_unique<MicroBatch>());
+    stage_inbox_.push_back(std::make_unique<sim::Store<Handover>>(env_));
+  }
+  done_ = std::make_unique<sim::Store<MicroBatch*>>(env_);
+  env_.process([this] { pipeline_loop(); }, spec_.name + ".engine");
+  for (int s = 0; s < pp; ++s) env_.process([this, s] { stage_loop(s); }, spec_.name + ".stage" + std::to_string(s));
 }
 
 void Replica::submit(Request* request) {
@@ -31,12 +53,12 @@ void Replica::submit(Request* request) {
   inbox_.put(request);
 }
 
-kernels::StepBatch Replica::to_batch(const StepPlan& plan) {
+kernels::StepBatch Replica::to_batch(const StepPlan& plan, std::vector<std::uint64_t>& ids) {
   kernels::StepBatch batch;
-  batch_ids_.clear();
+  ids.clear();
   for (const ScheduledSequence& s : plan.sequences) {
     const Request& r = *s.request;
-    batch_ids_.push_back(r.id);
+    ids.push_back(r.id);
     const bool decode = s.tokens == 1 && r.generated > 0 && s.cached_before == r.sequence_length() - 1;
     if (decode) {
       batch.decode_contexts.push_back(s.cached_before + 1);
@@ -61,23 +83,95 @@ void Replica::engine_loop() {
     for (const ScheduledSequence& s : plan.sequences)
       if (s.request->first_scheduled_s < 0) s.request->first_scheduled_s = env_.now_seconds();
 
-    const kernels::StepBatch batch = to_batch(plan);
+    const kernels::StepBatch batch = to_batch(plan, batch_ids_);
     kernels::decompose_step(spec_.model, batch, spec_.weight_dtype, spec_.kv_dtype, spec_.parallel, kernels_);
-    const hw::StepTiming timing =
-        host_.execute_step(kernels_, hw::step_shape(batch, spec_.parallel.tp), stats_.steps, &batch_ids_);
-
+    account(host_.execute_step(kernels_, hw::step_shape(batch, spec_.parallel.tp), stats_.steps, &batch_ids_));
     ++stats_.steps;
-    stats_.kernels += timing.kernels;
-    stats_.busy_s += sim::to_seconds(timing.total);
-    stats_.host_s += sim::to_seconds(timing.host_before + timing.host_after);
-    stats_.gpu_wait_s += sim::to_seconds(timing.gpu_wait);
+    finish_step(plan);
+  }
+}
 
-    const StepOutcome outcome = scheduler_->complete(plan, env_.now_seconds());
-    metrics_.record(outcome, env_.now_seconds());
-    if (trace_ != nullptr) trace_step(outcome);
-    outstanding_ -= outcome.finished.size();
-    if (on_finish_)
-      for (Request* r : outcome.finished) on_finish_(*r);
+void Replica::account(const hw::StepTiming& timing) {
+  stats_.kernels += timing.kernels;
+  stats_.busy_s += sim::to_seconds(timing.total);
+  stats_.host_s += sim::to_seconds(timing.host_before + timing.host_after);
+  stats_.gpu_wait_s += sim::to_seconds(timing.gpu_wait);
+}
+
+// The step's tokens are out: progress, metrics, finished requests.
+void Replica::finish_step(const StepPlan& plan) {
+  const StepOutcome outcome = scheduler_->complete(plan, env_.now_seconds());
+  metrics_.record(outcome, env_.now_seconds());
+  if (trace_ != nullptr) trace_step(outcome);
+  outstanding_ -= outcome.finished.size();
+  if (on_finish_)
+    for (Request* r : outcome.finished) on_finish_(*r);
+}
+
+// vLLM v1's step_with_batch_queue: schedule while the queue has room and something can be
+// scheduled; otherwise block on the oldest in-flight batch.
+void Replica::pipeline_loop() {
+  const int pp = spec_.parallel.pp;
+  for (;;) {
+    if (in_flight_ == 0 && !scheduler_->has_work()) scheduler_->add(inbox_.get());  // idle
+    while (auto r = inbox_.try_get()) scheduler_->add(*r);
+    bool scheduled = false;
+    if (in_flight_ < pp) {
+      StepPlan plan = scheduler_->schedule();
+      stats_.preemptions += plan.preempted.size();
+      if (!plan.empty()) {
+        dispatch(std::move(plan));
+        scheduled = true;
+      } else if (in_flight_ == 0) {
+        throw std::runtime_error("replica '" + spec_.name + "' cannot schedule any request (KV cache of " +
+                                 std::to_string(kv_->num_blocks()) + " blocks)");
+      }
+    }
+    if (!scheduled) retire(*done_->get());
+  }
+}
+
+void Replica::dispatch(StepPlan plan) {
+  MicroBatch& mb = *slots_[stats_.steps % slots_.size()];  // batches retire in order
+  mb.plan = std::move(plan);
+  mb.step = stats_.steps++;
+  for (const ScheduledSequence& s : mb.plan.sequences) {
+    s.request->in_flight = true;
+    if (s.request->first_scheduled_s < 0) s.request->first_scheduled_s = env_.now_seconds();
+  }
+  mb.batch = to_batch(mb.plan, mb.request_ids);
+  kernels::decompose_stages(spec_.model, mb.batch, spec_.weight_dtype, spec_.kv_dtype, spec_.parallel, mb.stages);
+  mb.shape = hw::step_shape(mb.batch, spec_.parallel.tp);
+  ++in_flight_;
+  stage_inbox_.front()->put({&mb, sc_core::sc_time_stamp()});
+}
+
+void Replica::retire(MicroBatch& mb) {
+  --in_flight_;
+  for (const ScheduledSequence& s : mb.plan.sequences) s.request->in_flight = false;
+  finish_step(mb.plan);
+}
+
+void Replica::stage_loop(int stage) {
+  const int pp = spec_.parallel.pp;
+  const hw::HostPhases phases{stage == 0, stage == pp - 1};
+  for (;;) {
+    const Handover in = stage_inbox_[static_cast<std::size_t>(stage)]->get();
+    if (in.arrival > sc_core::sc_time_stamp()) env_.hold(in.arrival - sc_core::sc_time_stamp());
+    MicroBatch& mb = *in.batch;
+    account(hosts_[static_cast<std::size_t>(stage)]->execute_step(mb.stages[static_cast<std::size_t>(stage)], mb.shape,
+                                                                  mb.step, &mb.request_ids, phases));
+    if (stage == pp - 1) {
+      done_->put(&mb);
+      continue;
+    }
+    const kernels::Phase phase = mb.batch.prefills.empty() ? kernels::Phase::Decode
+                                 : mb.batch.decode_contexts.empty() ? kernels::Phase::Prefill
+                                                                    : kernels::Phase::Mixed;
+    const double bytes =
+        kernels::pp_send_bytes(spec_.model, mb.batch.num_tokens(), spec_.weight_dtype, spec_.parallel.tp);
+    const sc_core::sc_time arrival = links_[static_cast<std::size_t>(stage)]->send(bytes, phase, mb.step);
+    stage_inbox_[static_cast<std::size_t>(stage) + 1]->put({&mb, arrival});
   }
 }
 

@@ -2,12 +2,22 @@
 // One serving engine instance: an environment process that forms a batch with its scheduler,
 // turns it into kernels and runs them through its host CPU module, step after step. It holds no
 // per-request thread; requests arrive through an inbox store.
+//
+// Pipeline parallelism (parallel.pp > 1) runs as vLLM v1's engine core with a batch queue: the
+// engine keeps up to pp micro-batches in flight. While the queue has room it schedules the next
+// batch (from requests in no in-flight batch) and hands it to stage 0; when the queue is full
+// or nothing can be scheduled, it waits for the oldest batch to leave the last stage and
+// applies its tokens. Each stage is a process with its own host CPU module (a worker) on its
+// own GPU or TP group: it takes batches in order, runs its layers, and sends the activations to
+// the next stage over the fabric (hw::PipelineLink). Stage 0 prepares the batch, the last stage
+// samples and processes the outputs; TTFT/TPOT/ITL stamp the time a batch leaves it.
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "hw/gpu/pipeline_link.hpp"
 #include "hw/host/host_cpu.hpp"
 #include "kernels/dtype.hpp"
 #include "kernels/model_config.hpp"
@@ -33,7 +43,7 @@ struct ReplicaStats {
   std::uint64_t steps = 0;
   std::uint64_t kernels = 0;
   std::uint64_t preemptions = 0;
-  double busy_s = 0;
+  double busy_s = 0;     // summed over pipeline stages
   double host_s = 0;     // prepare + finish overheads
   double gpu_wait_s = 0; // host waiting for the GPU
 };
@@ -41,6 +51,11 @@ struct ReplicaStats {
 class Replica {
  public:
   Replica(sim::Environment& env, ReplicaSpec spec, hw::HostCpu& host, std::unique_ptr<KvBlockManager> kv,
+          std::unique_ptr<BatchScheduler> scheduler, MetricsRecorder& metrics);
+  // Pipeline parallel: one host per stage (spec.parallel.pp of them) and the links between
+  // consecutive stages (pp - 1).
+  Replica(sim::Environment& env, ReplicaSpec spec, std::vector<hw::HostCpu*> stage_hosts,
+          std::vector<hw::PipelineLink*> links, std::unique_ptr<KvBlockManager> kv,
           std::unique_ptr<BatchScheduler> scheduler, MetricsRecorder& metrics);
 
   void submit(Request* request);
@@ -57,11 +72,33 @@ class Replica {
   }
 
  private:
+  // A step on its way through the pipeline (pp > 1).
+  struct MicroBatch {
+    StepPlan plan;
+    std::uint64_t step = 0;
+    kernels::StepBatch batch;
+    std::vector<std::uint64_t> request_ids;
+    std::vector<kernels::StepKernels> stages;  // per stage
+    hw::StepShape shape;
+  };
+  struct Handover {
+    MicroBatch* batch;
+    sc_core::sc_time arrival;  // when the previous stage's activations are all in
+  };
+
   void engine_loop();
-  kernels::StepBatch to_batch(const StepPlan& plan);
+  void pipeline_loop();
+  void stage_loop(int stage);
+  void dispatch(StepPlan plan);
+  void retire(MicroBatch& batch);
+  void account(const hw::StepTiming& timing);
+  void finish_step(const StepPlan& plan);
+  kernels::StepBatch to_batch(const StepPlan& plan, std::vector<std::uint64_t>& ids);
 
   sim::Environment& env_;
   ReplicaSpec spec_;
+  std::vector<hw::HostCpu*> hosts_;  // one per pipeline stage
+  std::vector<hw::PipelineLink*> links_;
   hw::HostCpu& host_;
   std::unique_ptr<KvBlockManager> kv_;
   std::unique_ptr<BatchScheduler> scheduler_;
@@ -72,6 +109,12 @@ class Replica {
   std::vector<std::uint64_t> batch_ids_;
   kernels::StepKernels kernels_;  // refilled every step
   std::function<void(Request&)> on_finish_;
+  // Pipeline: a slot per in-flight micro-batch (reused in order), a queue per stage, and the
+  // batches that have left the last stage.
+  std::vector<std::unique_ptr<MicroBatch>> slots_;
+  std::vector<std::unique_ptr<sim::Store<Handover>>> stage_inbox_;
+  std::unique_ptr<sim::Store<MicroBatch*>> done_;
+  int in_flight_ = 0;
   util::TraceRecorder* trace_ = nullptr;
   int trace_track_ = -1;
 

@@ -35,6 +35,9 @@ struct Request {
   double last_token_s = -1;
   double finish_s = -1;
   int preemptions = 0;
+  // In a micro-batch still in the pipeline (pp > 1): the scheduler neither schedules nor
+  // preempts it until that batch's tokens are out (vLLM v1's scheduled_req_ids).
+  bool in_flight = false;
 
   // Tokens of the sequence so far: the prompt plus everything generated.
   std::int64_t sequence_length() const { return prompt_tokens + generated; }

@@ -61,12 +61,12 @@ void HostCpu::launch(const kernels::Kernel& kernel, int layer, std::uint64_t ste
 }
 
 StepTiming HostCpu::execute_step(const kernels::StepKernels& step, const StepShape& shape, std::uint64_t step_id,
-                                 const std::vector<std::uint64_t>* request_ids) {
+                                 const std::vector<std::uint64_t>* request_ids, HostPhases phases) {
   StepTiming timing;
   timing.kernels = step.pre.size() + step.post.size() +
                    step.per_layer.size() * static_cast<std::size_t>(step.num_layers);
   // Loosely timed: the host runs ahead in local time and synchronises once per step.
-  timing.host_before = seconds(overheads_->before_gpu_seconds(shape));
+  timing.host_before = phases.prepare ? seconds(overheads_->before_gpu_seconds(shape)) : sc_core::SC_ZERO_TIME;
   sc_core::sc_time local = timing.host_before;
   // A graph replay costs the host one launch up front; its kernels reach the GPU together.
   timing.cuda_graph = timing.kernels > 0 && launch_policy_.uses_graph(shape);
@@ -90,7 +90,7 @@ StepTiming HostCpu::execute_step(const kernels::StepKernels& step, const StepSha
   sc_core::sc_time after_gpu = local;
   gpu_socket->b_transport(*sync, after_gpu);
   timing.gpu_wait = after_gpu - local;
-  timing.host_after = seconds(overheads_->after_gpu_seconds(shape));
+  timing.host_after = phases.finish ? seconds(overheads_->after_gpu_seconds(shape)) : sc_core::SC_ZERO_TIME;
   timing.total = after_gpu + timing.host_after;
 
   ++steps_;

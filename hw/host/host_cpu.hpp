@@ -41,6 +41,13 @@ struct StepTiming {
   bool cuda_graph = false;       // launched as one CUDA graph
 };
 
+// Which of the host's own phases a step includes. A pipeline stage's worker prepares only on
+// the first stage and samples and processes outputs only on the last (serving/replica.hpp).
+struct HostPhases {
+  bool prepare = true;  // scheduling + input preparation before the launches
+  bool finish = true;   // sampling + output processing after the GPU
+};
+
 class HostCpu : public sc_core::sc_module {
  public:
   proto::GpuInitiatorSocket<HostCpu> gpu_socket;
@@ -49,7 +56,7 @@ class HostCpu : public sc_core::sc_module {
 
   // Runs one engine step: blocks the calling environment process for the step's duration.
   StepTiming execute_step(const kernels::StepKernels& step, const StepShape& shape, std::uint64_t step_id,
-                          const std::vector<std::uint64_t>* request_ids = nullptr);
+                          const std::vector<std::uint64_t>* request_ids = nullptr, HostPhases phases = {});
 
   std::uint64_t steps() const { return steps_; }
   // Steps sent as one StepLaunch transaction (the rest went kernel by kernel).

@@ -39,9 +39,21 @@ TransferTiming FabricModel::transfer(int src, int dst, double bytes, double read
 TransferTiming FabricModel::transfer(int src, int dst, double bytes, double ready, const ProtocolEffect& effect) {
   if (src == dst) return {ready, ready};  // a local copy is not the fabric's business
   const std::vector<int>& path = topology_->route(src, dst);
-  double start = ready;
-  for (int l : path) start = std::max(start, links_[static_cast<std::size_t>(l)].free_at());
   const double hold = bytes / (topology_->path_bandwidth(src, dst) * effect.bandwidth_factor);
+  // Cut-through: the earliest interval free on every link of the route at once.
+  double start = ready;
+  for (bool moved = true; moved;) {
+    moved = false;
+    for (int l : path) {
+      LinkTimeline& link = links_[static_cast<std::size_t>(l)];
+      link.forget_before(horizon_);
+      const double t = link.earliest_fit(start, hold);
+      if (t > start) {
+        start = t;
+        moved = true;
+      }
+    }
+  }
   for (int l : path) links_[static_cast<std::size_t>(l)].occupy(start, hold, bytes);
   if (observer_)
     for (int l : path) observer_(l, start, start + hold, bytes);

@@ -33,6 +33,9 @@ class FabricModel {
   using LinkObserver = std::function<void(int link, double start, double end, double bytes)>;
   void set_link_observer(LinkObserver observer) { observer_ = std::move(observer); }
 
+  // No transfer will be ready before `t` (s): reservations that ended by then are dropped
+  // (the SystemC fabric passes the current time; a link otherwise keeps every reservation).
+  void set_horizon(double t) { horizon_ = t; }
   // A point-to-point transfer ready at `ready` (s).
   TransferTiming transfer(int src, int dst, double bytes, double ready);
   // A collective issued at `issue` (s): the topology's collective overhead, then the steps of
@@ -62,6 +65,7 @@ class FabricModel {
   std::shared_ptr<const Topology> topology_;
   std::vector<LinkTimeline> links_;
   LinkObserver observer_;
+  double horizon_ = 0;
   std::vector<std::set<int>> declared_;  // sorted member sets
   std::vector<char> claimed_;            // per link
   bool any_claimed_ = false;

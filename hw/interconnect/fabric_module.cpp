@@ -36,6 +36,7 @@ void FabricModule::set_trace(util::TraceRecorder* trace, const std::string& proc
 
 void FabricModule::b_transport(int, tlm::tlm_generic_payload& payload, sc_core::sc_time& delay) {
   const double issue = sim::to_seconds(sc_core::sc_time_stamp() + delay);
+  model_.set_horizon(sim::to_seconds(sc_core::sc_time_stamp()));  // nothing is issued in the past
   try {
     if (auto* c = payload.get_extension<proto::Collective>()) {
       if (c->probe) {
@@ -55,7 +56,7 @@ void FabricModule::b_transport(int, tlm::tlm_generic_payload& payload, sc_core::
     } else if (auto* m = payload.get_extension<proto::MemCopy>()) {
       if (m->src < 0 || m->dst < 0) throw std::invalid_argument("host-memory copies are not modelled by the fabric");
       model_.check_undeclared({m->src, m->dst});
-      current_step_ = 0;
+      current_step_ = m->engine_step;
       m->finish = sim::seconds(model_.transfer(m->src, m->dst, m->bytes, issue).finish);
       ++copies_;
     } else {

@@ -127,6 +127,7 @@ struct MemCopy : Extension<MemCopy> {
   int src = -1;
   int dst = 0;
   double bytes = 0;
+  std::uint64_t engine_step = 0;  // the engine step it serves (traces show detailed steps only)
   sc_core::sc_time finish;  // response
 };
 

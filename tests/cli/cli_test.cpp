@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/support/cli_runner.hpp"
+#include "tests/support/trace_events.hpp"
 #include <sys/wait.h>
 
 #include <algorithm>
@@ -217,25 +218,8 @@ TEST(Cli, GpuOverridesSpecFilesAndHfConfigs) {
   for (const auto& d : {base, fast, file, phi}) fs::remove_all(d);
 }
 
-namespace {
-
-// The trace's events of one phase type ("X", "M", ...).
-std::vector<nlohmann::json> trace_events(const nlohmann::json& doc, const std::string& ph) {
-  std::vector<nlohmann::json> out;
-  for (const auto& e : doc["traceEvents"])
-    if (e["ph"] == ph) out.push_back(e);
-  return out;
-}
-
-// pid/tid of the track named `thread` (thread_name metadata); {-1, -1} when absent.
-std::pair<int, int> trace_track(const nlohmann::json& doc, const std::string& thread_prefix) {
-  for (const auto& m : trace_events(doc, "M"))
-    if (m["name"] == "thread_name" && m["args"]["name"].get<std::string>().rfind(thread_prefix, 0) == 0)
-      return {m["pid"].get<int>(), m["tid"].get<int>()};
-  return {-1, -1};
-}
-
-}  // namespace
+using ks::test_support::trace_events;
+using ks::test_support::trace_track;
 
 // One request alone: its TTFT is exactly the first engine step, which the host track shows as
 // "step 0"; the GPU stream shows that step's kernels inside it; two runs give the same bytes.

@@ -133,3 +133,24 @@ TEST(Exact, TensorParallelStepLaunchesMatchKernelByKernel) {
   }
   fs::remove_all(base);
 }
+
+// Pipeline parallelism, tp = 1: every stage's GPU takes whole steps, the sends between stages
+// are the same fabric transactions either way. Zero tolerance.
+TEST(Exact, PipelineStagesMatch) {
+  expect_same_results("pp2", kSource + "/scenarios/quickstart.yaml --set workload.num_requests=200 "
+                                       "--set parallel.pp=2");
+}
+
+// PP x TP: the sends share links with the stages' collectives, so the TP groups send their
+// kernels one by one on both paths (no whole-step launches); only the memo differs.
+TEST(Exact, PipelineWithTensorParallelMatches) {
+  const fs::path base = fs::temp_directory_path() / ("ks_exact_pptp_" + std::to_string(::getpid()));
+  fs::remove_all(base);
+  const std::string scenario = kSource + "/scenarios/quickstart.yaml --set workload.num_requests=100 "
+                                         "--set parallel.tp=2 --set parallel.pp=2";
+  ASSERT_EQ(kernelsight("run " + scenario + " --out " + (base / "fast").string()), 0);
+  ASSERT_EQ(kernelsight("run " + scenario + " --exact --out " + (base / "exact").string()), 0);
+  for (const char* file : {"summary.json", "requests.csv", "kernels.csv"})
+    EXPECT_EQ(read(base / "fast" / file), read(base / "exact" / file)) << file;
+  fs::remove_all(base);
+}

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "hw/gpu/gpu_module.hpp"
+#include "hw/gpu/pipeline_link.hpp"
 #include "hw/gpu/tp_group.hpp"
 #include "hw/interconnect/fabric_module.hpp"
 #include "hw/interconnect/topology_presets.hpp"
@@ -239,4 +240,34 @@ TEST(Fabric, UndeclaredTrafficOverClaimedLinksIsAnErrorNamingTheLinkAndTheWayOut
     EXPECT_NE(what.find("gpu1"), std::string::npos) << what;
     EXPECT_NE(what.find("launch_granularity=kernel"), std::string::npos) << what;
   }
+}
+
+// Pipeline sends are fabric transfers: they hold the links of their route, so they queue behind
+// a TP collective on those links and behind each other. dgx_h100 defaults: 360 GB/s and 6 us
+// per GPU -> NVSwitch -> GPU route; a link carries one transfer at a time, in issue order.
+TEST(PipelineLink, SendsQueueBehindACollectiveAndEachOtherOnTheirLinks) {
+  sim::Environment env;
+  Rig rig(2);
+  Launcher host("host");
+  host.socket.bind(rig.group->socket);
+  hw::PipelineLink first("first", {0}, {1}), second("second", {0}, {1});
+  first.fabric_socket.bind(rig.fabric->socket);
+  second.fabric_socket.bind(rig.fabric->socket);
+  const double B = 64.0 * 1024 * 1024, S = 8.0 * 1024 * 1024;
+  const double h = B / 2 / 360e9, s = S / 360e9;
+  env.process([&] {
+    // The all-reduce (ring over 2: 20 us overhead, two steps of B/2) holds gpu0 -> NVSwitch
+    // until 20 us + 6 us + 2h (the second step starts when the first step's chunk has arrived).
+    const auto ar = host.launch(all_reduce(B), /*overlap=*/true);
+    EXPECT_NEAR(sim::to_seconds(ar.finish), ring2_seconds(B), 1e-12);
+    const double a = sim::to_seconds(first.send(S, kernels::Phase::Decode, 0));
+    EXPECT_NEAR(a, 26e-6 + 2 * h + s + 6e-6, 1e-12);
+    const double b = sim::to_seconds(second.send(S, kernels::Phase::Decode, 0));
+    EXPECT_NEAR(b, 26e-6 + 2 * h + 2 * s + 6e-6, 1e-12);
+  });
+  env.run();
+  EXPECT_EQ(first.stats().at(kernels::Phase::Decode).transfers, 1u);
+  EXPECT_NEAR(first.stats().at(kernels::Phase::Decode).seconds, 26e-6 + 2 * h + s + 6e-6, 1e-12);
+  EXPECT_DOUBLE_EQ(second.stats().at(kernels::Phase::Decode).bytes, S);
+  EXPECT_EQ(rig.fabric->copies(), 2u);
 }

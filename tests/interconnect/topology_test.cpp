@@ -71,3 +71,27 @@ TEST(LinkContention, TwoTransfersOnOneLinkTakeTwiceAsLongAsOne) {
   EXPECT_NEAR(disjoint.transfer(2, 3, bytes, 0).finish, one, 1e-12);  // other GPUs' links: no queueing
   EXPECT_EQ(shared.links()[static_cast<std::size_t>(topo->route(0, 1)[0])].transfers(), 2u);
 }
+
+// A host that runs ahead reserves links for later times; a transfer issued afterwards but ready
+// earlier takes the gap before them when it fits, and otherwise the first gap that does, on
+// every link of its route at once. dgx_h100: 360 GB/s, 6 us per GPU -> NVSwitch -> GPU route.
+TEST(LinkContention, ATransferReadyEarlierUsesTheGapBeforeLaterReservations) {
+  auto topo = std::shared_ptr<Topology>(make_preset("dgx_h100"));
+  const double mb = 1e6, hold = mb / 360e9;  // ~2.8 us on each link of the route
+  FabricModel fabric(topo);
+  // Reserved first: gpu0 -> gpu1 at 100 us, then gpu2 -> gpu1 right after it (the downlink into
+  // gpu1 is busy from 100 us to 100 us + 2 holds).
+  EXPECT_NEAR(fabric.transfer(0, 1, mb, 100e-6).start, 100e-6, 1e-15);
+  EXPECT_NEAR(fabric.transfer(2, 1, mb, 100e-6 + hold).start, 100e-6 + hold, 1e-15);
+  // Ready at 0: fits before them (not queued behind).
+  const TransferTiming early = fabric.transfer(3, 1, mb, 0);
+  EXPECT_NEAR(early.start, 0, 1e-15);
+  EXPECT_NEAR(early.finish, hold + 6e-6, 1e-12);
+  // Ready at 100 us - half a hold: the gap before 100 us is too short; the downlink is free again
+  // at 100 us + 2 holds.
+  const TransferTiming late = fabric.transfer(4, 1, mb, 100e-6 - 0.5 * hold);
+  EXPECT_NEAR(late.start, 100e-6 + 2 * hold, 1e-12);
+  // A transfer from gpu0 (its uplink busy 100 us .. + 1 hold) to gpu5 (idle) ready at 99 us:
+  // both links must be free at once, so it starts after gpu0's uplink frees.
+  EXPECT_NEAR(fabric.transfer(0, 5, mb, 99e-6).start, 100e-6 + hold, 1e-12);
+}

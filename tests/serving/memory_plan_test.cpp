@@ -43,3 +43,47 @@ TEST(MemoryPlan, AModelThatDoesNotFitSaysByHowMuch) {
     EXPECT_NE(msg.find("weights need 128."), std::string::npos) << msg;  // 68.98e9 * 2 B = 128.5 GiB
   }
 }
+
+TEST(MemoryPlan, PipelineStagesHoldTheirLayersAndTheCacheFollowsTheTightestStage) {
+  const auto* model = ks::kernels::find_builtin_model("llama-2-70b");
+  ASSERT_NE(model, nullptr);
+  MemoryInputs in;
+  in.gpu_memory_bytes = 80.0 * (1ull << 30);
+  in.tp = 4;
+  in.pp = 2;
+  const std::vector<MemoryPlan> stages = plan_stage_memory(*model, in);
+  ASSERT_EQ(stages.size(), 2u);
+  // 80 layers: 40 + 40. Per GPU: its layers' weights / tp, plus the embedding (stage 0) or the
+  // LM head and final norm (stage 1); KV for its 40 layers only.
+  const double layer = static_cast<double>(model->layer_parameter_count()) * 2;
+  const double vocab = static_cast<double>(model->vocab_size) * model->hidden_size * 2;
+  EXPECT_EQ(stages[0].layers, 40);
+  EXPECT_EQ(stages[1].first_layer, 40);
+  EXPECT_DOUBLE_EQ(stages[0].weight_bytes, (40 * layer + vocab) / 4);
+  EXPECT_DOUBLE_EQ(stages[1].weight_bytes, (40 * layer + vocab + model->hidden_size * 2.0) / 4);
+  EXPECT_DOUBLE_EQ(stages[0].kv_bytes_per_token, 40.0 * 2 * 8 * 128 * 2 / 4);
+  // The last stage also keeps the logits workspace: fewer blocks, and it sets the replica's cache.
+  EXPECT_LT(stages[1].kv_blocks, stages[0].kv_blocks);
+  EXPECT_EQ(plan_memory(*model, in).kv_blocks, stages[1].kv_blocks);
+  // Half the layers per GPU: more than twice the KV tokens of tp=4 alone (weights shrink too).
+  in.pp = 1;
+  EXPECT_GT(stages[1].kv_tokens, 2 * plan_memory(*model, in).kv_tokens);
+}
+
+TEST(MemoryPlan, APipelineThatDoesNotFitGivesEveryStagesNumbers) {
+  const auto* model = ks::kernels::find_builtin_model("llama-2-70b");
+  ASSERT_NE(model, nullptr);
+  MemoryInputs in;
+  in.gpu_memory_bytes = 40.0 * (1ull << 30);
+  in.pp = 2;  // 35 B parameters (70 GB in bf16) per stage on a 40 GiB GPU
+  try {
+    plan_stage_memory(*model, in);
+    FAIL() << "half of a 70B model in bf16 cannot fit 40 GiB";
+  } catch (const std::invalid_argument& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("does not fit in 2 pipeline stages"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("stage 0 (layers 0-39)"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("stage 1 (layers 40-79)"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("weights"), std::string::npos) << msg;
+  }
+}

@@ -319,3 +319,59 @@ TEST(Policies, StaticBatchAdmitsOnlyWhenTheBatchIsDone) {
   EXPECT_EQ(b.finish_s, 8.0);
   EXPECT_EQ(c.first_token_s, 9.0);  // waited for b although a's slot freed at step 2
 }
+
+// Pipeline parallelism: the engine schedules the next micro-batch while earlier ones are in
+// flight. A request of an in-flight batch is in no other batch (vLLM v1's scheduled_req_ids),
+// and preemption never frees the blocks of a step still computing.
+TEST(Scheduler, InFlightRequestsAreNeitherScheduledNorPreempted) {
+  Harness h({256, 8192, true}, 1000);
+  Request& a = h.add(10, 5);
+  Request& b = h.add(10, 5);
+  StepPlan first = h.scheduler.schedule();
+  ASSERT_EQ(first.sequences.size(), 2u);
+  for (const auto& s : first.sequences) s.request->in_flight = true;
+  // Both are in the pipeline: a second micro-batch has only the new arrival.
+  Request& c = h.add(10, 5);
+  StepPlan second = h.scheduler.schedule();
+  ASSERT_EQ(second.sequences.size(), 1u);
+  EXPECT_EQ(second.sequences[0].request, &c);
+  c.in_flight = true;
+  // Nothing left to schedule until a batch comes back.
+  EXPECT_TRUE(h.scheduler.schedule().empty());
+  a.in_flight = b.in_flight = false;
+  h.scheduler.complete(first, 1.0);
+  StepPlan third = h.scheduler.schedule();
+  ASSERT_EQ(third.sequences.size(), 2u);  // a and b decode; c is still in flight
+  for (const auto& s : third.sequences) EXPECT_NE(s.request, &c);
+}
+
+TEST(Scheduler, OutOfBlocksWithAStepInFlightWaitsInsteadOfPreemptingIt) {
+  // 4 blocks of 16 tokens. a (32-token prompt) prefills into 2 blocks; its first decode (a third
+  // block) goes into the pipeline. b (16 tokens) takes the last block; its decode needs another.
+  Harness h({256, 8192, true}, 4);
+  Request& a = h.add(32, 20);
+  h.scheduler.complete(h.scheduler.schedule(), 1.0);
+  const StepPlan decode_a = h.scheduler.schedule();
+  ASSERT_EQ(decode_a.sequences.size(), 1u);
+  a.in_flight = true;
+  EXPECT_EQ(a.kv_blocks, 3);
+  Request& b = h.add(16, 20);
+  const StepPlan pb = h.scheduler.schedule();
+  ASSERT_EQ(pb.sequences.size(), 1u);
+  EXPECT_EQ(pb.sequences[0].request, &b);
+  h.scheduler.complete(pb, 2.0);
+  // b's decode needs a block and the only other holder is in flight: no preemption, no step.
+  const StepPlan stalled = h.scheduler.schedule();
+  EXPECT_TRUE(stalled.empty());
+  EXPECT_TRUE(stalled.preempted.empty());
+  EXPECT_EQ(a.kv_blocks, 3);
+  EXPECT_EQ(b.kv_blocks, 1);
+  // Once a is back, the scheduler preempts as usual: b gives way to a.
+  a.in_flight = false;
+  h.scheduler.complete(decode_a, 3.0);
+  const StepPlan resumed = h.scheduler.schedule();
+  ASSERT_EQ(resumed.sequences.size(), 1u);
+  EXPECT_EQ(resumed.sequences[0].request, &a);
+  ASSERT_EQ(resumed.preempted.size(), 1u);
+  EXPECT_EQ(resumed.preempted[0], &b);
+}
