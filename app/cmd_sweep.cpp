@@ -175,7 +175,6 @@ int cmd_sweep(const std::vector<std::string>& args) {
     const SweepPlan plan = load_sweep(sweep_path);
     const std::string binary = self_executable();
     std::string dir = !out_dir.empty() ? out_dir : !plan.out.empty() ? plan.out : "results/" + plan.name;
-    dir = fs::absolute(dir).lexically_normal().string();
     if (dir.size() > 1 && dir.back() == '/') dir.pop_back();
     if (!check_points(plan, binary, jobs)) return kExitBadInput;
 
@@ -186,7 +185,7 @@ int cmd_sweep(const std::vector<std::string>& args) {
     fs::remove(dir + "/sweep.csv");
     for (std::size_t i = 0; i < n; ++i) prepare_point(dir, manifest, i);
     if (emit == "slurm") {
-      util::write_file_atomically(dir + "/sweep.slurm", slurm_script(manifest, dir));
+      util::write_file_atomically(dir + "/sweep.slurm", slurm_script(manifest, fs::absolute(dir).lexically_normal().string()));
       std::cout << "sweep '" << plan.name << "': " << n << " points checked; wrote " << dir << "/sweep.slurm\n"
                 << "submit it with `sbatch " << dir << "/sweep.slurm`, then gather the results with `"
                 << "kernelsight merge " << dir << "`\n";
@@ -198,7 +197,8 @@ int cmd_sweep(const std::vector<std::string>& args) {
         n, jobs, [&](std::size_t i) { return start_point(dir, manifest, i, binary); },
         [&](std::size_t i, int status) {
           const std::string error = finish_point(dir, manifest, i, status);
-          std::fprintf(stderr, "[%zu/%zu] point %zu %s  %s%s\n", ++finished, n, i, error.empty() ? "ok    " : "FAILED",
+          const int width = static_cast<int>(std::to_string(n).size());
+          std::fprintf(stderr, "[%*zu/%zu] point %*zu %s  %s%s\n", width, ++finished, n, width, i, error.empty() ? "ok    " : "FAILED",
                        describe_point(manifest, i).c_str(), error.empty() ? "" : ("  " + error).c_str());
         });
     return merge_and_report(dir, manifest);
