@@ -7,14 +7,14 @@
 
 namespace ks::app {
 namespace {
+std::string fmt(double v) { return format_number("%.6g", v); }
+}  // namespace
 
-std::string fmt(double v) {
+std::string format_number(const char* format, double value) {
   char buf[64];
-  std::snprintf(buf, sizeof buf, "%.6g", v);
+  std::snprintf(buf, sizeof buf, format, value);
   return buf;
 }
-
-}  // namespace
 
 const std::vector<std::string>& capacity_statistics() {
   static const std::vector<std::string> stats = {"p99", "p90", "median", "mean"};

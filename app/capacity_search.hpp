@@ -25,6 +25,9 @@ struct Verdict {
   std::string why;  // the first limit missed ("p99 TTFT 2301.5 ms > 2000 ms"), "" when met
 };
 
+// printf of one number ("%.6g", ...), as a string.
+std::string format_number(const char* format, double value);
+
 // Valid statistics: p99, p90, median, mean.
 const std::vector<std::string>& capacity_statistics();
 

@@ -21,11 +21,7 @@ namespace po = boost::program_options;
 namespace ks::app {
 namespace {
 
-std::string fmt(const char* f, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, f, v);
-  return buf;
-}
+std::string fmt(const char* format, double v) { return format_number(format, v); }
 
 // "8/s", "480/min" or a bare number (requests per second).
 double parse_rate(const std::string& option, const std::string& text) {

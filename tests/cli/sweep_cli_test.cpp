@@ -22,16 +22,10 @@ using Result = ks::test_support::CliResult;
 
 Result kernelsight(const std::string& args) { return ks::test_support::run_cli(KS_CLI, args); }
 
-std::string read(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+std::string read(const fs::path& p) { return ks::test_support::read_text(p); }
 
 fs::path temp_dir(const std::string& name) {
-  fs::path d = fs::temp_directory_path() / ("ks_sweep_test_" + name + "_" + std::to_string(::getpid()));
-  fs::remove_all(d);
+  const fs::path d = ks::test_support::fresh_temp_path("ks_sweep_test_", name);
   fs::create_directories(d);
   return d;
 }
