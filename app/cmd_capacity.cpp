@@ -52,9 +52,8 @@ class Prober {
     const std::string pd = dir_ + "/probes/" + fmt("%02.0f", count_) + "-" + label;
     util::ensure_directory(pd);
     fs::remove(pd + "/summary.json");
-    std::vector<std::string> args;
+    std::vector<std::string> args = {"run", scenario_, "--quiet", "--out", pd};
     for (const auto& p : loaded_plugins()) args.insert(args.end(), {"--plugin", p});
-    args.insert(args.end(), {"run", scenario_, "--quiet", "--out", pd});
     for (const auto& o : overrides_) args.insert(args.end(), {"--set", o});
     args.insert(args.end(), {"--set", assignment});
     const int status = wait_child(spawn_logged(binary_, args, pd + "/run.log"));

@@ -96,9 +96,8 @@ bool check_points(const SweepPlan& plan, const std::string& binary, int jobs) {
   run_parallel(
       plan.points.size(), jobs,
       [&](std::size_t i) {
-        std::vector<std::string> args;
+        std::vector<std::string> args = {"check", plan.base};  // the command first, as main() expects
         for (const auto& p : loaded_plugins()) args.insert(args.end(), {"--plugin", p});
-        args.insert(args.end(), {"check", plan.base});
         for (const auto& a : plan.assignments(i)) args.insert(args.end(), {"--set", a});
         return spawn_logged(binary, args, (tmp / (std::to_string(i) + ".log")).string());
       },

@@ -191,9 +191,8 @@ std::string point_overrides_yaml(const nlohmann::json& manifest, std::size_t i) 
 }
 
 std::vector<std::string> point_run_args(const nlohmann::json& manifest, std::size_t i, const std::string& point_dir) {
-  std::vector<std::string> args;
+  std::vector<std::string> args = {"run", manifest["base"].get<std::string>(), "--quiet", "--out", point_dir};
   for (const auto& p : manifest["plugins"]) args.insert(args.end(), {"--plugin", p.get<std::string>()});
-  args.insert(args.end(), {"run", manifest["base"].get<std::string>(), "--quiet", "--out", point_dir});
   for (const auto& a : manifest["points"].at(i)["set"]) args.insert(args.end(), {"--set", a.get<std::string>()});
   return args;
 }

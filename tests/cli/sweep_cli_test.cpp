@@ -317,3 +317,33 @@ TEST(Capacity, BadRequestsExitTwoWithAClearError) {
   EXPECT_EQ(r.status, 2) << r.out;
   EXPECT_NE(r.out.find("key 'workload.rat': unknown key (did you mean 'rate'?"), std::string::npos) << r.out;
 }
+
+TEST(Sweep, PluginsGivenToTheSweepReachEveryPoint) {
+  const fs::path dir = temp_dir("plugin");
+  std::ofstream(dir / "plug.yaml") << "base: " + kQuickstart +
+                                          "\nset: {workload.num_requests: 30}\n"
+                                          "grid: {hardware.gpu.kind: [hbm_module_gpu], workload.rate: [2/s, 4/s]}\n";
+  const Result without = kernelsight("sweep " + (dir / "plug.yaml").string() + " --out " + (dir / "without").string());
+  EXPECT_EQ(without.status, 2) << without.out;
+  EXPECT_NE(without.out.find("hbm_module_gpu"), std::string::npos) << without.out;
+  const Result with = kernelsight("sweep " + (dir / "plug.yaml").string() + " --plugin " + KS_PLUGIN + " --out " +
+                                  (dir / "with").string());
+  ASSERT_EQ(with.status, 0) << with.out;
+  const auto rows = csv_rows(read(dir / "with" / "sweep.csv"));
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[1][1], "ok");
+  EXPECT_EQ(rows[2][1], "ok");
+}
+
+// The shipped example sweeps stay valid: every point passes the checks (emitted, not run).
+TEST(Sweep, TheExampleSweepFilesCheckClean) {
+  const fs::path dir = temp_dir("examples");
+  for (const auto& entry : fs::directory_iterator(std::string(KS_SOURCE_DIR) + "/scenarios/sweeps")) {
+    const std::string text = read(entry.path());
+    if (text.find("\nbase:") == std::string::npos && text.rfind("base:", 0) != 0) continue;  // a base scenario
+    const Result r = kernelsight("sweep " + entry.path().string() + " --emit slurm --out " +
+                                 (dir / entry.path().stem()).string());
+    EXPECT_EQ(r.status, 0) << entry.path() << "\n" << r.out;
+    EXPECT_TRUE(fs::exists(dir / entry.path().stem() / "sweep.slurm")) << entry.path();
+  }
+}
