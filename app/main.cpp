@@ -16,6 +16,10 @@ void print_usage(std::ostream& out) {
   out << "usage: kernelsight <command> [options]\n\n"
          "commands:\n"
          "  run SCENARIO.yaml [--set key=value]... [--out DIR]   simulate a serving scenario\n"
+         "  check SCENARIO.yaml [--set key=value]...             check a scenario without simulating it\n"
+         "  sweep SWEEP.yaml [-j N] [--out DIR] [--emit slurm]   runs over a grid/list of overrides -> sweep.csv\n"
+         "  merge DIR                                            gather a (Slurm) sweep's points into sweep.csv\n"
+         "  capacity SCENARIO.yaml --slo S --find rate|replicas  highest rate / fewest replicas meeting SLOs\n"
          "  list                                                 registered kinds, models and GPUs\n"
          "  describe KIND                                        parameters of a kind (e.g. poisson, gpu.catalog)\n"
          "  import (--vidur DIR --gpu G | --gemm-table F) -o S   measurements -> sweep CSV\n"
@@ -62,6 +66,11 @@ int sc_main(int argc, char* argv[]) {
   if (command == "validate-collectives") return ks::app::cmd_validate_collectives(args);
   if (command == "fit-host") return ks::app::cmd_fit_host(args);
   if (command == "step") return ks::app::cmd_step(args);
+  if (command == "check") return ks::app::cmd_check(args);
+  if (command == "sweep") return ks::app::cmd_sweep(args);
+  if (command == "sweep-task") return ks::app::cmd_sweep_task(args);
+  if (command == "merge") return ks::app::cmd_merge(args);
+  if (command == "capacity") return ks::app::cmd_capacity(args);
   std::cerr << "kernelsight: unknown command '" << command << "'\n\n";
   print_usage(std::cerr);
   return ks::app::kExitBadInput;

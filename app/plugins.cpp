@@ -2,10 +2,16 @@
 
 #include <dlfcn.h>
 
+#include <filesystem>
 #include <stdexcept>
 
 namespace ks::app {
 namespace {
+std::vector<std::string>& loaded() {
+  static std::vector<std::string> paths;
+  return paths;
+}
+
 void load(const std::string& path) {
   // RTLD_GLOBAL: a plug-in's own dependencies may be plug-ins too. The executable exports its
   // symbols (ENABLE_EXPORTS), so the plug-in's registrations land in our registries.
@@ -13,6 +19,8 @@ void load(const std::string& path) {
     const char* why = dlerror();
     throw std::invalid_argument("cannot load plug-in '" + path + "': " + (why ? why : "unknown error"));
   }
+  // A bare name is found by the loader's search path: pass it on as given.
+  loaded().push_back(path.find('/') == std::string::npos ? path : std::filesystem::absolute(path).string());
 }
 }  // namespace
 
@@ -31,5 +39,7 @@ void load_plugins(std::vector<std::string>& args) {
   }
   args.swap(rest);
 }
+
+const std::vector<std::string>& loaded_plugins() { return loaded(); }
 
 }  // namespace ks::app

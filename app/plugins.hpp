@@ -10,4 +10,7 @@ namespace ks::app {
 // std::invalid_argument naming the library and the loader's reason when one cannot be loaded.
 void load_plugins(std::vector<std::string>& args);
 
+// The plug-ins loaded so far (absolute paths), for commands that re-run this binary (sweep, capacity).
+const std::vector<std::string>& loaded_plugins();
+
 }  // namespace ks::app

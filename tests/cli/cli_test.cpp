@@ -31,18 +31,9 @@ Result kernelsight_on_terminal(const std::string& args) {
   return run_shell("script -qec '" + std::string(KS_CLI) + " " + args + "' /dev/null");
 }
 
-std::string read(const fs::path& p) {
-  std::ifstream in(p);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+std::string read(const fs::path& p) { return ks::test_support::read_text(p); }
 
-fs::path temp_dir(const std::string& name) {
-  fs::path d = fs::temp_directory_path() / ("ks_cli_test_" + name + "_" + std::to_string(::getpid()));
-  fs::remove_all(d);
-  return d;
-}
+fs::path temp_dir(const std::string& name) { return ks::test_support::fresh_temp_path("ks_cli_test_", name); }
 
 const std::string kQuickstart = std::string(KS_SOURCE_DIR) + "/scenarios/quickstart.yaml";
 
