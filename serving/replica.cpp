@@ -33,6 +33,7 @@ void Replica::submit(Request* request) {
 
 kernels::StepBatch Replica::to_batch(const StepPlan& plan) {
   kernels::StepBatch batch;
+  batch.decode_contexts.reserve(plan.sequences.size());
   batch_ids_.clear();
   for (const ScheduledSequence& s : plan.sequences) {
     const Request& r = *s.request;
