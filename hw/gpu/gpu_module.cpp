@@ -69,13 +69,14 @@ GpuModule::StatsSlots GpuModule::slots_for(const kernels::Kernel& kernel) {
   return slots;
 }
 
-void GpuModule::account(const LaunchTally& tally, int repeat, const StatsSlots& slots) {
+void GpuModule::account(const kernels::Kernel& kernel, const kernels::KernelCost& cost, int repeat,
+                        const StatsSlots& slots) {
   if (slots.by_class == nullptr) return;  // a collective: the TP group's statistics
   const auto n = static_cast<std::uint64_t>(repeat);
-  busy_ps_ += tally.busy_ps * repeat;
+  busy_ps_ += to_picoseconds(cost.seconds) * repeat;
   kernels_executed_ += n;
-  slots.by_class->add(tally, n);
-  slots.by_phase->add(tally, n);
+  slots.by_class->add(kernel, cost, n);
+  slots.by_phase->add(kernel, cost, n);
 }
 
 void GpuModule::launch(proto::KernelLaunch& k, const sc_core::sc_time& issue_time) {
@@ -85,7 +86,7 @@ void GpuModule::launch(proto::KernelLaunch& k, const sc_core::sc_time& issue_tim
   const double total = k.cost.seconds * k.repeat;
   k.finish = k.start + sc_core::sc_time(total, sc_core::SC_SEC);
   free_at = k.finish;
-  account(LaunchTally(k.kernel, k.cost), k.repeat, slots_for(k.kernel));
+  account(k.kernel, k.cost, k.repeat, slots_for(k.kernel));
   if (trace_ != nullptr) trace_kernel(k);
 }
 
@@ -129,12 +130,12 @@ void GpuModule::price(const std::vector<kernels::Kernel>& kernels, std::vector<P
       continue;
     }
     if (kernels::is_collective(kernel.op)) {  // timed by the group, not run here (no statistics)
-      p = {&kernel, kernels::KernelCost{}, collectives->duration(kernel), StatsSlots{nullptr, nullptr}, {}, {}};
+      p = {&kernel, kernels::KernelCost{}, collectives->duration(kernel), StatsSlots{nullptr, nullptr}, {}};
     } else {
       const kernels::KernelCost cost = kernel_cost(kernel);
       // The same rounding as sc_time(seconds, SC_SEC) at the 1 ps resolution, without its library call.
       const auto duration = sc_core::sc_time::from_value(static_cast<sc_dt::uint64>(to_picoseconds(cost.seconds)));
-      p = {&kernel, cost, duration, slots_for(kernel), LaunchTally(kernel, cost), {}};
+      p = {&kernel, cost, duration, slots_for(kernel), {}};
     }
     p.kernel_copy = kernel;
   }
@@ -166,10 +167,10 @@ void GpuModule::launch_step(proto::StepLaunch& st, const sc_core::sc_time& issue
   }
   // Integer statistics: one add of n launches per layer kernel equals n separate launches.
   const int n = step.num_layers;
-  for (const PricedKernel& p : pre_) account(p.tally, 1, p.slots);
+  for (const PricedKernel& p : pre_) account(*p.kernel, p.cost, 1, p.slots);
   if (n > 0)
-    for (const PricedKernel& p : layer_) account(p.tally, n, p.slots);
-  for (const PricedKernel& p : post_) account(p.tally, 1, p.slots);
+    for (const PricedKernel& p : layer_) account(*p.kernel, p.cost, n, p.slots);
+  for (const PricedKernel& p : post_) account(*p.kernel, p.cost, 1, p.slots);
 }
 
 // A TP rank's step: kernel by kernel (layers are no longer a closed form once collectives,

@@ -94,12 +94,11 @@ class GpuModule : public sc_core::sc_module {
     kernels::KernelCost cost;
     sc_core::sc_time duration;
     StatsSlots slots;
-    LaunchTally tally;            // its statistics, converted once
     kernels::Kernel kernel_copy;  // what was priced, to recognise it in the next step
   };
   static bool same_shape(const kernels::Kernel& a, const kernels::Kernel& b);
   StatsSlots slots_for(const kernels::Kernel& kernel);
-  void account(const LaunchTally& tally, int repeat, const StatsSlots& slots);
+  void account(const kernels::Kernel& kernel, const kernels::KernelCost& cost, int repeat, const StatsSlots& slots);
   void price(const std::vector<kernels::Kernel>& kernels, std::vector<PricedKernel>& out,
              proto::CollectiveTimer* collectives);
   void launch_step_closed_form(proto::StepLaunch& step, const sc_core::sc_time& issue_time);

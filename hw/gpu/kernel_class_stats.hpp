@@ -20,24 +20,6 @@ inline std::int64_t round_count(double x) { return static_cast<std::int64_t>(x +
 // Seconds to whole picoseconds (the SystemC time resolution the simulator runs at).
 inline std::int64_t to_picoseconds(double seconds) { return round_count(seconds * 1e12); }
 
-// One launch's integer contributions, converted from the kernel and its cost once (a step
-// launch accounts the same priced kernel in every step it recurs).
-struct LaunchTally {
-  std::size_t bound = 0;
-  std::int64_t busy_ps = 0;
-  std::int64_t roofline_ps = 0;
-  WideCount flops = 0;
-  WideCount bytes = 0;
-
-  LaunchTally() = default;
-  LaunchTally(const kernels::Kernel& kernel, const kernels::KernelCost& cost)
-      : bound(static_cast<std::size_t>(cost.bound)),
-        busy_ps(to_picoseconds(cost.seconds)),
-        roofline_ps(to_picoseconds((cost.seconds - cost.launch_seconds) * cost.efficiency)),
-        flops(static_cast<WideCount>(round_count(kernel.flops))),
-        bytes(static_cast<WideCount>(round_count(kernel.bytes))) {}
-};
-
 struct KernelClassStats {
   std::uint64_t launches = 0;
   std::array<std::uint64_t, 4> bound_counts{};  // by kernels::Bound
@@ -53,16 +35,13 @@ struct KernelClassStats {
 
   // `count` launches of `kernel`, each taking `cost`.
   void add(const kernels::Kernel& kernel, const kernels::KernelCost& cost, std::uint64_t count) {
-    add(LaunchTally(kernel, cost), count);
-  }
-  void add(const LaunchTally& t, std::uint64_t count) {
     launches += count;
-    bound_counts[t.bound] += count;
+    bound_counts[static_cast<std::size_t>(cost.bound)] += count;
     const auto n = static_cast<std::int64_t>(count);
-    busy_ps += t.busy_ps * n;
-    roofline_ps += t.roofline_ps * n;
-    flop_count += t.flops * count;
-    byte_count += t.bytes * count;
+    busy_ps += to_picoseconds(cost.seconds) * n;
+    roofline_ps += to_picoseconds((cost.seconds - cost.launch_seconds) * cost.efficiency) * n;
+    flop_count += static_cast<WideCount>(round_count(kernel.flops)) * count;
+    byte_count += static_cast<WideCount>(round_count(kernel.bytes)) * count;
   }
 
   void merge(const KernelClassStats& o) {
