@@ -38,7 +38,8 @@ void ContinuousBatchingScheduler::schedule_running(StepPlan& plan, std::int64_t&
   // running queue when KV blocks run out.
   if (limits_.decode_first)
     std::stable_partition(running_.begin(), running_.end(), [this](const Request* r) { return tokens_to_compute(*r) == 1; });
-  std::deque<Request*> kept;
+  std::deque<Request*>& kept = kept_;  // reused: a deque allocates even when empty
+  kept.clear();
   bool any_in_flight = false;
   while (!running_.empty() && budget > 0) {
     Request* r = running_.front();
@@ -109,7 +110,8 @@ void ContinuousBatchingScheduler::admit_waiting(StepPlan& plan, std::int64_t& bu
 }
 
 StepPlan ContinuousBatchingScheduler::schedule() {
-  StepPlan plan;
+  StepPlan plan;  // one allocation, not one per doubling
+  plan.sequences.reserve(std::min(running_.size() + waiting_.size(), static_cast<std::size_t>(limits_.max_num_seqs)));
   std::int64_t budget = limits_.max_num_batched_tokens;
   schedule_running(plan, budget);
   admit_waiting(plan, budget);
@@ -119,6 +121,7 @@ StepPlan ContinuousBatchingScheduler::schedule() {
 
 StepOutcome ContinuousBatchingScheduler::complete(const StepPlan& plan, double now_s) {
   StepOutcome outcome;
+  outcome.emitted.reserve(plan.sequences.size());
   for (const ScheduledSequence& s : plan.sequences) {
     Request* r = s.request;
     r->computed_tokens += s.tokens;

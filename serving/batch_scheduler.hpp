@@ -96,6 +96,7 @@ class ContinuousBatchingScheduler final : public BatchScheduler {
   KvBlockManager& kv_;
   std::deque<Request*> running_;
   std::deque<Request*> waiting_;
+  std::deque<Request*> kept_;  // schedule_running's scratch queue
 };
 
 }  // namespace ks::serving

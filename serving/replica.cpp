@@ -56,6 +56,7 @@ void Replica::submit(Request* request) {
 kernels::StepBatch Replica::to_batch(const StepPlan& plan, std::vector<std::uint64_t>& ids) {
   kernels::StepBatch batch;
   ids.clear();
+  batch.decode_contexts.reserve(plan.sequences.size());
   for (const ScheduledSequence& s : plan.sequences) {
     const Request& r = *s.request;
     ids.push_back(r.id);
