@@ -15,7 +15,6 @@
 #include "kernels/roofline.hpp"
 #include "kernels/step_decomposer.hpp"
 #include "tests/support/cli_runner.hpp"
-#include "tests/support/files.hpp"
 #include "tests/support/trace_events.hpp"
 
 namespace fs = std::filesystem;
@@ -28,7 +27,7 @@ namespace {
 test_support::CliResult kernelsight(const std::string& args) { return test_support::run_cli(KS_CLI, args); }
 
 std::string read(const fs::path& p) { return test_support::read_text(p); }
-fs::path temp_dir(const std::string& name) { return test_support::fresh_temp_dir("ks_pp_test", name); }
+fs::path temp_dir(const std::string& name) { return test_support::fresh_temp_path("ks_pp_test_", name); }
 
 const std::string kQuickstart = std::string(KS_SOURCE_DIR) + "/scenarios/quickstart.yaml";
 
