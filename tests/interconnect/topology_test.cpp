@@ -77,7 +77,8 @@ TEST(LinkContention, TwoTransfersOnOneLinkTakeTwiceAsLongAsOne) {
 // every link of its route at once. dgx_h100: 360 GB/s, 6 us per GPU -> NVSwitch -> GPU route.
 TEST(LinkContention, ATransferReadyEarlierUsesTheGapBeforeLaterReservations) {
   auto topo = std::shared_ptr<Topology>(make_preset("dgx_h100"));
-  const double mb = 1e6, hold = mb / 360e9;  // ~2.8 us on each link of the route
+  // Every GPU pair of the preset has the same route shape (uplink, switch, downlink).
+  const double mb = 1e6, hold = mb / topo->path_bandwidth(0, 1), latency = topo->path_latency(0, 1);
   FabricModel fabric(topo);
   // Reserved first: gpu0 -> gpu1 at 100 us, then gpu2 -> gpu1 right after it (the downlink into
   // gpu1 is busy from 100 us to 100 us + 2 holds).
@@ -86,7 +87,7 @@ TEST(LinkContention, ATransferReadyEarlierUsesTheGapBeforeLaterReservations) {
   // Ready at 0: fits before them (not queued behind).
   const TransferTiming early = fabric.transfer(3, 1, mb, 0);
   EXPECT_NEAR(early.start, 0, 1e-15);
-  EXPECT_NEAR(early.finish, hold + 6e-6, 1e-12);
+  EXPECT_NEAR(early.finish, hold + latency, 1e-12);
   // Ready at 100 us - half a hold: the gap before 100 us is too short; the downlink is free again
   // at 100 us + 2 holds.
   const TransferTiming late = fabric.transfer(4, 1, mb, 100e-6 - 0.5 * hold);
