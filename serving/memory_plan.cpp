@@ -39,6 +39,15 @@ MemoryPlan plan_memory(const kernels::ModelConfig& model, const MemoryInputs& in
         describe_bytes(plan.kv_bytes) + " for the KV cache (one block needs " +
         describe_bytes(block_bytes) + ")");
   }
+  // The block manager tracks every block (int32 ids, a few bytes each): a KV cache of more blocks
+  // than this comes from an absurd GPU memory or a tiny block, not from real hardware.
+  constexpr double kMaxBlocks = 1 << 25;
+  if (plan.kv_bytes / block_bytes > kMaxBlocks)
+    throw std::invalid_argument("the KV cache would hold " + describe_bytes(plan.kv_bytes) + " = " +
+                                std::to_string(plan.kv_bytes / block_bytes) + " blocks of " +
+                                std::to_string(in.block_size) + " tokens, more than the 33554432 the simulator "
+                                "tracks: check the GPU memory (" + describe_bytes(in.gpu_memory_bytes) +
+                                ") or raise cache.block_size");
   plan.kv_blocks = static_cast<std::int64_t>(std::floor(plan.kv_bytes / block_bytes));
   plan.kv_tokens = plan.kv_blocks * in.block_size;
   return plan;
