@@ -1,6 +1,8 @@
 // `kernelsight run`: simulate one scenario and write its results.
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
+#include <optional>
 #include <iostream>
 
 #include <unistd.h>
@@ -9,6 +11,7 @@
 
 #include "app/cli_options.hpp"
 #include "app/commands.hpp"
+#include "app/interrupt.hpp"
 #include "app/outputs.hpp"
 #include "app/progress_bar.hpp"
 #include "app/simulation.hpp"
@@ -18,6 +21,14 @@
 namespace po = boost::program_options;
 
 namespace ks::app {
+namespace {
+
+std::string trace_dir(const std::string& trace_path) {
+  const std::string parent = std::filesystem::path(trace_path).parent_path().string();
+  return parent.empty() ? "." : parent;
+}
+
+}  // namespace
 
 int cmd_run(const std::vector<std::string>& args) {
   po::options_description opts("kernelsight run SCENARIO.yaml [options]\n\n"
@@ -83,18 +94,22 @@ int cmd_run(const std::vector<std::string>& args) {
     util::ensure_directory(dir);  // fail before simulating, not after
     if (!trace_path.empty()) sim.enable_trace(trace_options);
 
+    if (!trace_path.empty()) util::ensure_directory(trace_dir(trace_path));
+
     const auto wall_start = std::chrono::steady_clock::now();
-    if (!quiet && ::isatty(STDERR_FILENO)) {
-      ProgressBar bar(stderr);
-      run_with_progress(sim, bar);
-    } else {
-      sim.run();
-    }
+    catch_stop_signals();
+    std::optional<ProgressBar> bar;
+    if (!quiet && ::isatty(STDERR_FILENO)) bar.emplace(stderr);
+    const bool complete = run_in_slices(sim, bar ? &*bar : nullptr, [] { return stop_signal() != 0; });
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
 
     const serving::BenchmarkSummary summary = sim.summary();
     nlohmann::json report = sim.report();
     add_goodput(report, sim, slo);
+    if (!complete) {  // interrupted: the results so far, marked as such
+      report["partial"] = true;
+      report["simulated_until_s"] = sim.now_seconds();
+    }
     util::write_file_atomically(dir + "/summary.json", report.dump(2) + "\n");
     util::write_file_atomically(dir + "/requests.csv", requests_csv(sim));
     util::write_file_atomically(dir + "/kernels.csv", kernels_csv(sim));
@@ -117,7 +132,12 @@ int cmd_run(const std::vector<std::string>& args) {
     std::fprintf(stderr, "simulated %.3f s in %.3f s wall (%llu steps, %llu kernels); results in %s/\n",
                  summary.duration_s, wall, static_cast<unsigned long long>(sim.total_steps()),
                  static_cast<unsigned long long>(sim.total_kernels()), dir.c_str());
-    return kExitOk;
+    if (complete) return kExitOk;
+    std::fprintf(stderr,
+                 "interrupted by %s at simulated %.3f s: PARTIAL results (%lld requests finished) in %s/ "
+                 "(summary.json has \"partial\": true)\n",
+                 signal_name(stop_signal()), sim.now_seconds(), static_cast<long long>(sim.completed()), dir.c_str());
+    return 128 + stop_signal();
   });
 }
 

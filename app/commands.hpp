@@ -1,6 +1,7 @@
 #pragma once
 // The `kernelsight` subcommands. Each returns the process exit status:
-// 0 success, 1 internal/runtime failure, 2 bad usage or bad input (scenario, overrides, files).
+// 0 success, 1 internal/runtime failure, 2 bad usage or bad input (scenario, overrides, files);
+// `run` stopped by SIGINT / SIGTERM: 130 / 143 after writing partial results (app/interrupt.hpp).
 #include <string>
 #include <vector>
 

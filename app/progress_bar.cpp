@@ -41,19 +41,26 @@ void ProgressBar::finish() {
   drawn_ = false;
 }
 
-void run_with_progress(Simulation& sim, ProgressBar& bar) {
+void run_with_progress(Simulation& sim, ProgressBar& bar) { run_in_slices(sim, &bar, nullptr); }
+
+bool run_in_slices(Simulation& sim, ProgressBar* bar, bool (*stop)()) {
   using clock = std::chrono::steady_clock;
   double slice_s = 1e-3;  // simulated seconds per slice, adapted to the run's speed
-  bar.update(sim.now_seconds(), sim.completed(), sim.expected_requests(), true);
-  for (;;) {
+  if (bar) bar->update(sim.now_seconds(), sim.completed(), sim.expected_requests(), true);
+  bool done = false;
+  while (!(stop && stop())) {
     const auto start = clock::now();
-    if (sim.run_until(sim.now_seconds() + slice_s)) break;
+    if (sim.run_until(sim.now_seconds() + slice_s)) {
+      done = true;
+      break;
+    }
     const double wall = std::chrono::duration<double>(clock::now() - start).count();
     if (wall < 0.05) slice_s = std::min(slice_s * 2, 3600.0);
     else if (wall > 0.2) slice_s = std::max(slice_s / 2, 1e-6);
-    bar.update(sim.now_seconds(), sim.completed(), sim.expected_requests());
+    if (bar) bar->update(sim.now_seconds(), sim.completed(), sim.expected_requests());
   }
-  bar.finish();
+  if (bar) bar->finish();
+  return done;
 }
 
 }  // namespace ks::app

@@ -32,5 +32,8 @@ class ProgressBar {
 // Runs the simulation in slices of simulated time sized to take about a tenth of a second of wall
 // time each, updating `bar` between them. The results equal those of Simulation::run().
 void run_with_progress(Simulation& sim, ProgressBar& bar);
+// The same with an optional bar, stopping early once `stop()` is true between two slices.
+// Returns true when the simulation ran to its end.
+bool run_in_slices(Simulation& sim, ProgressBar* bar, bool (*stop)());
 
 }  // namespace ks::app

@@ -94,6 +94,21 @@ void check_parallel(const kernels::ModelConfig& model, kernels::DType wdt, kerne
   }
 }
 
+// A request longer than a replica's whole KV cache can never run: a workload error, reported
+// with the numbers (the replica's own check would be an internal failure).
+void check_fits(const serving::Request& r, const serving::KvBlockManager& kv, const config::SourceMark& mark) {
+  const std::int64_t needed = kv.blocks_for(r.prompt_tokens + r.output_tokens);
+  if (needed <= kv.num_blocks()) return;
+  throw config::ConfigError(mark, "workload",
+                            "request " + std::to_string(r.id) + " has " + std::to_string(r.prompt_tokens) +
+                                " prompt + " + std::to_string(r.output_tokens) + " output tokens and needs " +
+                                std::to_string(needed) + " KV blocks, but a replica's KV cache holds " +
+                                std::to_string(kv.num_blocks()) + " (" +
+                                std::to_string(kv.num_blocks() * kv.block_size()) +
+                                " tokens): shorten the requests or give the model more memory (GPU memory, "
+                                "parallel.tp, cache.gpu_memory_utilization)");
+}
+
 kernels::DType dtype_param(const config::Params& p, const std::string& key) {
   return *kernels::parse_dtype(p.string(key));
 }
@@ -189,6 +204,7 @@ Simulation::Simulation(config::Document& scenario) {
   const config::Section wl_sec = root.section("workload");
   const auto& wl_entry = serving::workload_registry().get(wl_sec.kind(), wl_sec.mark("kind"), "workload.kind");
   const config::Params wl_p = wl_sec.resolve(wl_entry.schema);
+  workload_mark_ = wl_sec.mark();
   if (wl_p.has("num_requests")) expected_requests_ = wl_p.integer("num_requests");  // 0: by duration / whole trace
   const config::Section router_sec = root.section("router", false);
   const auto& router_entry =
@@ -238,7 +254,8 @@ Simulation::Simulation(config::Document& scenario) {
     try {
       memory_ = serving::plan_memory(*model, mem);
     } catch (const std::invalid_argument& e) {
-      throw config::ConfigError(model_p.mark("name"), "model.name", e.what());
+      const std::string key = model_p.string("config").empty() ? "name" : "config";
+      throw config::ConfigError(model_p.mark(key), "model." + key, e.what());
     }
     gpu_name_ = gpus_.back()->spec().name;
 
@@ -311,6 +328,7 @@ void Simulation::source_loop() {
     r.prompt_ids = spec->prompt_ids;
     for (std::size_t i = 0; i < replicas_.size(); ++i) loads[i].outstanding = replicas_[i]->outstanding();
     const std::size_t target = router_->route(r, loads);
+    check_fits(r, replicas_.at(target)->kv(), workload_mark_);
     r.replica = static_cast<std::int64_t>(target);
     replicas_.at(target)->submit(&r);
     ++in_flight;
@@ -325,7 +343,8 @@ void Simulation::run() {
 
 bool Simulation::run_until(double until_s) {
   if (until_s > env_->now_seconds()) env_->run(sim::seconds(until_s));
-  return !env_->pending();
+  if (!env_->pending()) finished_ = true;  // the summary can be cached, as after run()
+  return finished_;
 }
 
 void Simulation::enable_trace(const util::TraceOptions& options) {

@@ -186,12 +186,19 @@ BoostedTrees BoostedTrees::parse(const YAML::Node& node) {
     const auto flat = t.as<std::vector<double>>();
     if (flat.size() % 5 != 0) throw std::runtime_error("malformed tree (expected 5 numbers per node)");
     std::vector<Node> tree(flat.size() / 5);
+    // Indices are whole numbers, thresholds and values finite: anything else is a damaged file.
+    auto index = [](double v) {
+      if (!(v >= -1e9 && v <= 1e9) || v != std::floor(v)) throw std::runtime_error("malformed tree node (bad index)");
+      return static_cast<int>(v);
+    };
     for (std::size_t i = 0; i < tree.size(); ++i) {
-      tree[i].feature = static_cast<int>(flat[5 * i]);
+      tree[i].feature = index(flat[5 * i]);
       tree[i].threshold = flat[5 * i + 1];
-      tree[i].left = static_cast<int>(flat[5 * i + 2]);
-      tree[i].right = static_cast<int>(flat[5 * i + 3]);
+      tree[i].left = index(flat[5 * i + 2]);
+      tree[i].right = index(flat[5 * i + 3]);
       tree[i].value = flat[5 * i + 4];
+      if (!std::isfinite(tree[i].threshold) || !std::isfinite(tree[i].value))
+        throw std::runtime_error("malformed tree node (non-finite threshold or value)");
       const int nn = static_cast<int>(tree.size());
       if (tree[i].feature >= static_cast<int>(bt.dims_) ||
           (tree[i].feature >= 0 && (tree[i].left <= static_cast<int>(i) || tree[i].right != tree[i].left + 1 ||

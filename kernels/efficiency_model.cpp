@@ -1,4 +1,5 @@
 #include "kernels/efficiency_model.hpp"
+#include "kernels/spec_error.hpp"
 
 #include <yaml-cpp/yaml.h>
 
@@ -187,6 +188,14 @@ std::string EfficiencyModel::to_yaml() const {
   return std::string(out.c_str()) + "\n";
 }
 
+namespace {
+// A calibration value that is NaN or infinite would price every kernel as NaN.
+void finite_or_throw(double v, const char* cls, const char* key) {
+  if (!std::isfinite(v))
+    throw std::runtime_error(std::string("classes.") + cls + "." + key + ": expected finite numbers");
+}
+}  // namespace
+
 EfficiencyModel EfficiencyModel::from_yaml(const std::string& text, const std::string& origin) {
   EfficiencyModel m;
   try {
@@ -212,6 +221,9 @@ EfficiencyModel EfficiencyModel::from_yaml(const std::string& text, const std::s
       p.log_theta = std::log(theta);
       p.wc = n["w_compute"].as<std::vector<double>>();
       p.wm = n["w_memory"].as<std::vector<double>>();
+      for (const double w : p.wc) finite_or_throw(w, kClassNames[c], "w_compute");
+      for (const double w : p.wm) finite_or_throw(w, kClassNames[c], "w_memory");
+      finite_or_throw(t0 + power + theta, kClassNames[c], "t0_us, softmax_p, bytes_per_sm_cycle");
       p.wc.resize(kMaxFeatures, 0.0);
       p.wm.resize(kMaxFeatures, 0.0);
       if (n["residual_trees"]) {
@@ -220,17 +232,17 @@ EfficiencyModel EfficiencyModel::from_yaml(const std::string& text, const std::s
           throw std::runtime_error(std::string(kClassNames[c]) + ": residual trees have the wrong feature count");
       }
     }
-  } catch (const YAML::Exception& e) {
-    throw std::runtime_error(origin + ": " + e.what());
+  } catch (const YAML::Exception& e) {  // "yaml-cpp: error at line 3, column 17: bad conversion"
+    throw SpecError(origin, "", std::string(e.what()) + " (a calibration file from `kernelsight calibrate`)");
   } catch (const std::runtime_error& e) {
-    throw std::runtime_error(origin + ": " + e.what());
+    throw SpecError(origin, "", e.what());
   }
   return m;
 }
 
 EfficiencyModel EfficiencyModel::load(const std::string& path) {
   std::ifstream in(path);
-  if (!in) throw std::runtime_error(path + ": cannot read calibration file");
+  if (!in) throw SpecError(path, "", "cannot read calibration file");
   std::stringstream ss;
   ss << in.rdbuf();
   return from_yaml(ss.str(), path);

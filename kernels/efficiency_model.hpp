@@ -98,7 +98,7 @@ class EfficiencyModel {
   std::string description;             // what it was fitted on
   std::vector<std::string> trained_on;  // GPUs in the training data
 
-  // YAML round trip (calibration files). Throws std::runtime_error naming the file on errors.
+  // YAML round trip (calibration files). Throws SpecError (a user-input error, exit 2) naming the file on errors.
   std::string to_yaml() const;
   static EfficiencyModel from_yaml(const std::string& text, const std::string& origin);
   static EfficiencyModel load(const std::string& path);

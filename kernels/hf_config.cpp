@@ -219,7 +219,7 @@ ModelConfig parse_hf_config(std::string_view json_text, const std::string& origi
   json j;
   try {
     j = json::parse(json_text.begin(), json_text.end());
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, and out_of_range for numbers like 1e400
     throw SpecError(origin, "", std::string("not valid JSON: ") + e.what());
   }
   if (!j.is_object()) throw SpecError(origin, "", "expected a JSON object (a config.json)");

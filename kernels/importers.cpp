@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <filesystem>
 #include <set>
 #include <tuple>
@@ -23,8 +24,22 @@ std::string lower(std::string s) {
 // The model folder of a Vidur file: .../<org>/<model>/mlp.csv -> "<model>" in lower case.
 std::string model_of(const fs::path& file) { return lower(file.parent_path().filename().string()); }
 
-i64 as_int(const CsvTable& t, std::size_t row, const char* column) {
-  return static_cast<i64>(t.required_number(row, column));
+// A whole number in [1, 2^31-1] (sizes, counts, TP degrees); 0 only where `allow_zero`.
+i64 as_int(const CsvTable& t, std::size_t row, const char* column, bool allow_zero = false) {
+  const double v = t.required_number(row, column);
+  if (v != std::floor(v) || v < (allow_zero ? 0 : 1) || v > 2147483647.0)
+    t.fail(row, column, std::string("expected a whole number from ") + (allow_zero ? "0" : "1") + " to 2^31-1, got '" +
+                            t.cell(row, column) + "'");
+  return static_cast<i64>(v);
+}
+
+// A kernel built from a row, or a CsvError naming the row.
+Kernel row_kernel(const CsvTable& t, std::size_t row, const KernelShape& shape) {
+  try {
+    return build_kernel(shape);
+  } catch (const std::invalid_argument& e) {
+    t.fail(row, "op", e.what());
+  }
 }
 
 void add(std::vector<Measurement>& out, const std::string& gpu, const std::string& model, const char* label,
@@ -39,7 +54,7 @@ void add(std::vector<Measurement>& out, const std::string& gpu, const std::strin
   m.model = model;
   m.label = label;
   m.shape = shape;
-  m.kernel = build_kernel(shape);
+  m.kernel = row_kernel(t, row, shape);
   m.seconds = *ms * 1e-3;
   out.push_back(std::move(m));
 }
@@ -100,7 +115,7 @@ void import_attention(const fs::path& file, const std::string& gpu, std::vector<
     s.kv_heads = kv >= tp ? kv / tp : 1;
     s.head_dim = hidden / heads;
     s.batch = as_int(t, r, "batch_size");
-    const i64 cached = as_int(t, r, "kv_cache_size");
+    const i64 cached = as_int(t, r, "kv_cache_size", true);
     const bool prefill = t.cell(r, "is_prefill") == "True";
     if (prefill) {
       s.op = "attention_prefill";
@@ -136,7 +151,10 @@ std::vector<Measurement> import_vidur(const std::string& dir, const std::string&
 }
 
 std::vector<Measurement> import_gemm_table(const std::string& path, const std::string& source) {
-  const CsvTable t = CsvTable::read_file(path);
+  return import_gemm_rows(CsvTable::read_file(path), source);
+}
+
+std::vector<Measurement> import_gemm_rows(const CsvTable& t, const std::string& source) {
   std::vector<Measurement> out;
   std::set<std::tuple<std::string, DType, i64, i64, i64, i64>> seen;
   for (std::size_t r = 0; r < t.rows(); ++r) {
@@ -161,7 +179,7 @@ std::vector<Measurement> import_gemm_table(const std::string& path, const std::s
     m.source = source + "-" + std::string(dtype_name(dtype));
     m.label = dt;
     m.shape = s;
-    m.kernel = build_kernel(s);
+    m.kernel = row_kernel(t, r, s);
     m.seconds = t.required_number(r, "time_us") * 1e-6;
     if (!(m.seconds > 0)) t.fail(r, "time_us", "expected a positive time");
     out.push_back(std::move(m));

@@ -18,5 +18,8 @@ std::vector<Measurement> import_vidur(const std::string& dir, const std::string&
 // to our dtypes by their inputs; of several output variants of one input dtype and shape the
 // first row is kept. f32 rows are skipped (TF32 or not is not recorded, so the peak is unknown).
 std::vector<Measurement> import_gemm_table(const std::string& path, const std::string& source = "xla");
+// The same from a table already read (fuzzing, tests).
+class CsvTable;
+std::vector<Measurement> import_gemm_rows(const CsvTable& table, const std::string& source);
 
 }  // namespace ks::kernels

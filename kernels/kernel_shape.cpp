@@ -46,6 +46,9 @@ Kernel build_kernel(const KernelShape& s) {
     need(heads && s.batch > 0 && s.q_len > 0 && s.kv_len >= s.q_len, s,
          "batch, q_len > 0, kv_len >= q_len, heads, kv_heads, head_dim > 0");
     const std::int64_t cached = s.kv_len - s.q_len;
+    // The query-key pairs must stay exact in int64 (shapes come from users' files).
+    need(static_cast<double>(s.batch) * (static_cast<double>(s.q_len) * static_cast<double>(s.kv_len)) < 4e18, s,
+         "batch x q_len x kv_len below 4e18");
     const std::int64_t pairs = s.batch * (s.q_len * cached + s.q_len * (s.q_len + 1) / 2);
     return make_attention_prefill("attention_prefill", s.batch * s.q_len, s.batch * s.kv_len, pairs, s.heads,
                                   s.kv_heads, s.head_dim, act, act);

@@ -15,7 +15,9 @@ std::int64_t int_cell(const CsvTable& t, std::size_t row, const char* column, st
   if (!t.has_column(column)) return def;
   const auto v = t.number(row, column);
   if (!v) return def;
-  if (*v != std::floor(*v) || *v < 0) t.fail(row, column, "expected a non-negative integer, got '" + t.cell(row, column) + "'");
+  // Up to 2^31-1: beyond any kernel dimension, and products of two dimensions stay exact in int64.
+  if (*v != std::floor(*v) || *v < 0 || *v > 2147483647.0)
+    t.fail(row, column, "expected a non-negative integer up to 2^31-1, got '" + t.cell(row, column) + "'");
   return static_cast<std::int64_t>(*v);
 }
 

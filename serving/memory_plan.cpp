@@ -43,6 +43,15 @@ MemoryPlan plan_stage(const kernels::ModelConfig& model, const MemoryInputs& in,
   plan.kv_bytes_per_token = model.kv_bytes_per_token(in.kv_dtype) / model.num_layers * layers.count() / in.tp;
   const double block_bytes = plan.kv_bytes_per_token * static_cast<double>(in.block_size);
   fits = plan.kv_bytes >= block_bytes;
+  // The block manager tracks every block (int32 ids, a few bytes each): a KV cache of more blocks
+  // than this comes from an absurd GPU memory or a tiny block, not from real hardware.
+  constexpr double kMaxBlocks = 1 << 25;
+  if (fits && plan.kv_bytes / block_bytes > kMaxBlocks)
+    throw std::invalid_argument("the KV cache would hold " + describe_bytes(plan.kv_bytes) + " = " +
+                                std::to_string(plan.kv_bytes / block_bytes) + " blocks of " +
+                                std::to_string(in.block_size) + " tokens, more than the 33554432 the simulator "
+                                "tracks: check the GPU memory (" + describe_bytes(in.gpu_memory_bytes) +
+                                ") or raise cache.block_size");
   plan.kv_blocks = fits ? static_cast<std::int64_t>(std::floor(plan.kv_bytes / block_bytes)) : 0;
   plan.kv_tokens = plan.kv_blocks * in.block_size;
   return plan;

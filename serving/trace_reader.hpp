@@ -17,8 +17,14 @@ struct TraceRow {
 
 enum class TraceFormat { Auto, Azure, Vidur, Jsonl };
 
-// Throws std::runtime_error "<path>:<line>: <what>" for unreadable files or malformed rows.
+// Throws std::runtime_error "<path>:<line>: <what>" for unreadable files or malformed rows:
+// token counts must be whole numbers from 1 to 1e9, arrival times finite and within 1e7 s.
 std::vector<TraceRow> read_trace(const std::string& path, TraceFormat format);
+// The same from text (`path` names it in messages); Auto is Vidur/Azure by header.
+std::vector<TraceRow> parse_trace(const std::string& text, const std::string& path, TraceFormat format);
+
+// "%.17g": a number as it appears in messages.
+std::string number_text(double v);
 
 // "2023-11-16 18:15:46.6805900" -> seconds since 1970-01-01 (UTC, no leap seconds).
 double parse_timestamp(const std::string& text);

@@ -31,7 +31,7 @@ class CatalogGpu final : public GpuModule {
     if (tier != kernels::Tier::Roofline) {
       try {
         model = kernels::tier_model(tier, spec.name, args.params.string("calibration"));
-      } catch (const std::runtime_error& e) {
+      } catch (const std::exception& e) {  // missing or malformed calibration file
         throw config::ConfigError(args.params.mark("tier"), args.params.path() + ".tier", e.what());
       }
     }

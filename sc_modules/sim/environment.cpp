@@ -1,5 +1,7 @@
 #include "sc_modules/sim/environment.hpp"
 
+#include "sc_modules/config/error.hpp"
+
 #include <stdexcept>
 
 namespace ks::sim {
@@ -235,6 +237,8 @@ void Environment::rethrow_failure() {
   failure_ = nullptr;
   try {
     std::rethrow_exception(failure);
+  } catch (const config::ConfigError&) {
+    throw;  // bad input found while running (a request too long for the KV cache): report it as such
   } catch (const std::exception& e) {
     throw std::runtime_error("process '" + failed_process_ + "' failed: " + e.what());
   }

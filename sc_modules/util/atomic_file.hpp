@@ -8,7 +8,8 @@ namespace ks::util {
 // Throws std::runtime_error naming the path when the file cannot be written.
 void write_file_atomically(const std::string& path, const std::string& contents);
 
-// Creates the directory (and parents); throws std::runtime_error naming it on failure.
+// Creates the directory (and parents) and checks it is writable; throws std::invalid_argument
+// (a bad --out / output.dir: exit status 2) naming it on failure.
 void ensure_directory(const std::string& path);
 
 }  // namespace ks::util

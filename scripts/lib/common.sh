@@ -34,7 +34,8 @@ ks_install_packages() {
 ks_build() {
   local werror=OFF
   [ "${CI:-}" = "true" ] && werror=ON
-  cmake -S "$KS_ROOT" -B "$KS_BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKS_WERROR="$werror" >/dev/null
+  cmake -S "$KS_ROOT" -B "$KS_BUILD" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DKS_WERROR="$werror" \
+    ${KS_CMAKE_ARGS[@]+"${KS_CMAKE_ARGS[@]}"} >/dev/null
   local jobs
   jobs="$(nproc 2>/dev/null || echo 2)"
   if [ $# -gt 0 ]; then

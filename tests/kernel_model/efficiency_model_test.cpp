@@ -2,6 +2,7 @@
 
 #include <cmath>
 
+#include "kernels/spec_error.hpp"
 #include "kernels/efficiency_fit.hpp"
 #include "kernels/efficiency_model.hpp"
 #include "kernels/kernel_builders.hpp"
@@ -66,9 +67,9 @@ TEST(EfficiencyModel, YamlRoundTripIsExact) {
   const GpuSpec& gpu = *find_builtin_gpu("a40");
   const Kernel k = make_gemm("gemm", 300, 4096, 4096, DType::FP16, 2, 2);
   EXPECT_DOUBLE_EQ(again.cost(k, gpu).seconds, t.cost(k, gpu).seconds);
-  EXPECT_THROW(EfficiencyModel::from_yaml("foo: 1", "bad.yaml"), std::runtime_error);
+  EXPECT_THROW(EfficiencyModel::from_yaml("foo: 1", "bad.yaml"), SpecError);
   EXPECT_THROW(EfficiencyModel::from_yaml("kernel_efficiency_model: 1\nclasses: {gemm: {t0_us: -1}}", "b.yaml"),
-               std::runtime_error);
+               SpecError);
 }
 
 TEST(EfficiencyModel, ReportsBoundAndEfficiency) {
