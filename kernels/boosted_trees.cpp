@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 #include <stdexcept>
 
@@ -39,6 +40,8 @@ void BoostedTrees::fit(const std::vector<double>& rows, std::size_t dims, const 
                        const std::vector<double>& weights, const BoostOptions& opt) {
   const std::size_t n = targets.size();
   if (rows.size() != n * dims || weights.size() != n) throw std::invalid_argument("BoostedTrees::fit: sizes differ");
+  if (opt.depth < 1 || opt.depth > kMaxDepth || opt.bins < 2 || opt.bins > 255)
+    throw std::invalid_argument("BoostedTrees::fit: depth must be 1..8 and bins 2..255");
   dims_ = dims;
   trees_.clear();
   if (n == 0) return;
@@ -57,109 +60,109 @@ void BoostedTrees::fit(const std::vector<double>& rows, std::size_t dims, const 
           static_cast<std::uint8_t>(std::upper_bound(e.begin(), e.end(), rows[i * dims + f]) - e.begin());
     }
 
-  std::vector<double> pred(n, base_), grad(n);
-  std::vector<std::size_t> index(n);
+  const std::size_t nb = static_cast<std::size_t>(opt.bins) + 1;
+  std::vector<double> pred(n, base_), grad(n), hw, hg, gain(nb);
+  std::vector<std::uint32_t> leaf(n);
   for (int t = 0; t < opt.trees; ++t) {
     for (std::size_t i = 0; i < n; ++i) grad[i] = targets[i] - pred[i];
-    std::iota(index.begin(), index.end(), 0);
-    std::vector<Node> tree;
-    // Recursive growth over index ranges [lo, hi).
-    struct Task {
-      std::size_t lo, hi;
-      int depth, node;
-    };
-    tree.push_back({});
-    std::vector<Task> stack{{0, n, 0, 0}};
-    while (!stack.empty()) {
-      const Task task = stack.back();
-      stack.pop_back();
-      double sw = 0, sg = 0;
-      for (std::size_t j = task.lo; j < task.hi; ++j) {
-        sw += weights[index[j]];
-        sg += weights[index[j]] * grad[index[j]];
+    std::fill(leaf.begin(), leaf.end(), 0u);
+    Tree tree;
+    for (int d = 0; d < opt.depth; ++d) {
+      // Histograms of weight and weighted gradient per (leaf, feature, bin).
+      const std::size_t leaves = std::size_t{1} << d;
+      hw.assign(leaves * dims * nb, 0.0);
+      hg.assign(leaves * dims * nb, 0.0);
+      for (std::size_t i = 0; i < n; ++i) {
+        const std::size_t base = leaf[i] * dims * nb;
+        for (std::size_t f = 0; f < dims; ++f) {
+          const std::size_t at = base + f * nb + binned[i * dims + f];
+          hw[at] += weights[i];
+          hg[at] += weights[i] * grad[i];
+        }
       }
-      tree[static_cast<std::size_t>(task.node)].value = sg / (sw + opt.l2);
-      if (task.depth >= opt.max_depth || sw < 2 * opt.min_leaf_weight) continue;
-
-      const double parent_score = sg * sg / (sw + opt.l2);
+      // One split for the whole level: the (feature, bin) with the largest gain summed over leaves.
       double best_gain = 1e-12;
       int best_f = -1, best_bin = -1;
-      std::vector<double> hw(static_cast<std::size_t>(opt.bins) + 1), hg(static_cast<std::size_t>(opt.bins) + 1);
       for (std::size_t f = 0; f < dims; ++f) {
-        std::fill(hw.begin(), hw.end(), 0.0);
-        std::fill(hg.begin(), hg.end(), 0.0);
-        for (std::size_t j = task.lo; j < task.hi; ++j) {
-          const std::size_t i = index[j];
-          hw[binned[i * dims + f]] += weights[i];
-          hg[binned[i * dims + f]] += weights[i] * grad[i];
+        const std::size_t ne = edges[f].size();
+        if (ne == 0) continue;
+        std::fill(gain.begin(), gain.begin() + static_cast<long>(ne), 0.0);
+        for (std::size_t l = 0; l < leaves; ++l) {
+          const double* w = &hw[(l * dims + f) * nb];
+          const double* g = &hg[(l * dims + f) * nb];
+          double sw = 0, sg = 0;
+          for (std::size_t b = 0; b <= ne; ++b) {
+            sw += w[b];
+            sg += g[b];
+          }
+          if (sw <= 0) continue;
+          const double parent = sg * sg / (sw + opt.l2);
+          double lw = 0, lg = 0;
+          for (std::size_t b = 0; b < ne; ++b) {
+            lw += w[b];
+            lg += g[b];
+            const double rw = sw - lw, rg = sg - lg;
+            gain[b] += lg * lg / (lw + opt.l2) + rg * rg / (rw + opt.l2) - parent;
+          }
         }
-        double lw = 0, lg = 0;
-        const std::size_t nb = edges[f].size();
-        for (std::size_t b = 0; b < nb; ++b) {
-          lw += hw[b];
-          lg += hg[b];
-          const double rw = sw - lw, rg = sg - lg;
-          if (lw < opt.min_leaf_weight || rw < opt.min_leaf_weight) continue;
-          const double gain = lg * lg / (lw + opt.l2) + rg * rg / (rw + opt.l2) - parent_score;
-          if (gain > best_gain) {
-            best_gain = gain;
+        for (std::size_t b = 0; b < ne; ++b)
+          if (gain[b] > best_gain) {
+            best_gain = gain[b];
             best_f = static_cast<int>(f);
             best_bin = static_cast<int>(b);
           }
-        }
       }
-      if (best_f < 0) continue;
+      if (best_f < 0) break;
       const auto f = static_cast<std::size_t>(best_f);
-      const auto mid = std::stable_partition(index.begin() + static_cast<long>(task.lo),
-                                             index.begin() + static_cast<long>(task.hi), [&](std::size_t i) {
-                                               return binned[i * dims + f] <= best_bin;
-                                             });
-      const std::size_t split = static_cast<std::size_t>(mid - index.begin());
-      Node& node = tree[static_cast<std::size_t>(task.node)];
-      node.feature = best_f;
-      node.threshold = edges[f][static_cast<std::size_t>(best_bin)];
-      const int left = static_cast<int>(tree.size());
-      tree.push_back({});
-      tree.push_back({});
-      tree[static_cast<std::size_t>(task.node)].left = left;
-      tree[static_cast<std::size_t>(task.node)].right = left + 1;
-      stack.push_back({split, task.hi, task.depth + 1, left + 1});
-      stack.push_back({task.lo, split, task.depth + 1, left});
+      tree.features.push_back(best_f);
+      tree.thresholds.push_back(edges[f][static_cast<std::size_t>(best_bin)]);
+      for (std::size_t i = 0; i < n; ++i)
+        if (binned[i * dims + f] > best_bin) leaf[i] |= 1u << d;
     }
-    for (auto& node : tree) node.value *= opt.learning_rate;
-    trees_.push_back(std::move(tree));
+    if (tree.features.empty()) break;  // nothing left to learn
+    const std::size_t leaves = std::size_t{1} << tree.features.size();
+    std::vector<double> sw(leaves, 0.0), sg(leaves, 0.0);
     for (std::size_t i = 0; i < n; ++i) {
-      const std::vector<Node>& tr = trees_.back();
-      int k = 0;
-      while (tr[static_cast<std::size_t>(k)].feature >= 0) {
-        const Node& nd = tr[static_cast<std::size_t>(k)];
-        k = rows[i * dims + static_cast<std::size_t>(nd.feature)] <= nd.threshold ? nd.left : nd.right;
-      }
-      pred[i] += tr[static_cast<std::size_t>(k)].value;
+      sw[leaf[i]] += weights[i];
+      sg[leaf[i]] += weights[i] * grad[i];
     }
+    tree.leaves.resize(leaves);
+    for (std::size_t l = 0; l < leaves; ++l) tree.leaves[l] = opt.learning_rate * sg[l] / (sw[l] + opt.l2);
+    for (std::size_t i = 0; i < n; ++i) pred[i] += tree.leaves[leaf[i]];
+    trees_.push_back(std::move(tree));
   }
   flatten();
 }
 
+// Every tree padded to the deepest one (a padded level compares against +inf: its bit is 0), so
+// prediction is one fixed-trip loop.
 void BoostedTrees::flatten() {
-  flat_.clear();
-  roots_.clear();
-  for (const auto& tree : trees_) {
-    const auto offset = static_cast<std::int32_t>(flat_.size());
-    roots_.push_back(offset);
-    for (const Node& n : tree) {
-      flat_.push_back({n.feature, n.feature >= 0 ? offset + n.left : -1, n.feature >= 0 ? n.threshold : n.value});
-    }
+  int depth = 0;
+  for (const Tree& t : trees_) depth = std::max(depth, static_cast<int>(t.features.size()));
+  depth_ = depth;
+  const auto levels = static_cast<std::size_t>(depth);
+  flat_features_.assign(trees_.size() * levels, 0);
+  flat_thresholds_.assign(trees_.size() * levels, std::numeric_limits<double>::infinity());
+  flat_leaves_.assign(trees_.size() << levels, 0.0);
+  for (std::size_t t = 0; t < trees_.size(); ++t) {
+    const Tree& tree = trees_[t];
+    std::copy(tree.features.begin(), tree.features.end(), flat_features_.begin() + static_cast<long>(t * levels));
+    std::copy(tree.thresholds.begin(), tree.thresholds.end(),
+              flat_thresholds_.begin() + static_cast<long>(t * levels));
+    std::copy(tree.leaves.begin(), tree.leaves.end(), flat_leaves_.begin() + static_cast<long>(t << levels));
   }
 }
 
 double BoostedTrees::predict(const double* x) const {
   double y = base_;
-  const FlatNode* nodes = flat_.data();
-  for (const std::int32_t root : roots_) {
-    const FlatNode* n = nodes + root;
-    while (n->feature >= 0) n = nodes + n->left + (x[n->feature] <= n->threshold ? 0 : 1);
-    y += n->threshold;
+  const std::size_t levels = static_cast<std::size_t>(depth_), count = trees_.size();
+  const std::int32_t* f = flat_features_.data();
+  const double* thr = flat_thresholds_.data();
+  const double* leaves = flat_leaves_.data();
+  for (std::size_t t = 0; t < count; ++t, f += levels, thr += levels, leaves += std::size_t{1} << levels) {
+    std::size_t idx = 0;
+    for (std::size_t d = 0; d < levels; ++d) idx |= static_cast<std::size_t>(x[f[d]] > thr[d]) << d;
+    y += leaves[idx];
   }
   return y;
 }
@@ -169,11 +172,12 @@ void BoostedTrees::emit(YAML::Emitter& out) const {
   out << YAML::Key << "dims" << YAML::Value << dims_;
   out << YAML::Key << "base" << YAML::Value << base_;
   out << YAML::Key << "trees" << YAML::Value << YAML::BeginSeq;
-  for (const auto& tree : trees_) {
-    // One flow sequence per tree: [feature, threshold, left, right, value] per node.
-    out << YAML::Flow << YAML::BeginSeq;
-    for (const Node& n : tree) out << n.feature << n.threshold << n.left << n.right << n.value;
-    out << YAML::EndSeq;
+  for (const Tree& tree : trees_) {
+    out << YAML::Flow << YAML::BeginMap;
+    out << YAML::Key << "features" << YAML::Value << YAML::Flow << tree.features;
+    out << YAML::Key << "thresholds" << YAML::Value << YAML::Flow << tree.thresholds;
+    out << YAML::Key << "leaves" << YAML::Value << YAML::Flow << tree.leaves;
+    out << YAML::EndMap;
   }
   out << YAML::EndSeq << YAML::EndMap;
 }
@@ -183,28 +187,21 @@ BoostedTrees BoostedTrees::parse(const YAML::Node& node) {
   bt.dims_ = node["dims"].as<std::size_t>();
   bt.base_ = node["base"].as<double>();
   for (const auto& t : node["trees"]) {
-    const auto flat = t.as<std::vector<double>>();
-    if (flat.size() % 5 != 0) throw std::runtime_error("malformed tree (expected 5 numbers per node)");
-    std::vector<Node> tree(flat.size() / 5);
-    // Indices are whole numbers, thresholds and values finite: anything else is a damaged file.
-    auto index = [](double v) {
-      if (!(v >= -1e9 && v <= 1e9) || v != std::floor(v)) throw std::runtime_error("malformed tree node (bad index)");
-      return static_cast<int>(v);
-    };
-    for (std::size_t i = 0; i < tree.size(); ++i) {
-      tree[i].feature = index(flat[5 * i]);
-      tree[i].threshold = flat[5 * i + 1];
-      tree[i].left = index(flat[5 * i + 2]);
-      tree[i].right = index(flat[5 * i + 3]);
-      tree[i].value = flat[5 * i + 4];
-      if (!std::isfinite(tree[i].threshold) || !std::isfinite(tree[i].value))
-        throw std::runtime_error("malformed tree node (non-finite threshold or value)");
-      const int nn = static_cast<int>(tree.size());
-      if (tree[i].feature >= static_cast<int>(bt.dims_) ||
-          (tree[i].feature >= 0 && (tree[i].left <= static_cast<int>(i) || tree[i].right != tree[i].left + 1 ||
-                                    tree[i].right >= nn)))
-        throw std::runtime_error("malformed tree node");
-    }
+    Tree tree;
+    tree.features = t["features"].as<std::vector<std::int32_t>>();
+    tree.thresholds = t["thresholds"].as<std::vector<double>>();
+    tree.leaves = t["leaves"].as<std::vector<double>>();
+    const std::size_t depth = tree.features.size();
+    if (depth == 0 || depth > static_cast<std::size_t>(kMaxDepth) || tree.thresholds.size() != depth ||
+        tree.leaves.size() != (std::size_t{1} << depth))
+      throw std::runtime_error("malformed tree (expected 1..8 features and thresholds and 2^depth leaves)");
+    for (const std::int32_t f : tree.features)
+      if (f < 0 || static_cast<std::size_t>(f) >= bt.dims_) throw std::runtime_error("tree feature out of range");
+    // Thresholds and leaf values finite: anything else is a damaged file.
+    for (const double v : tree.thresholds)
+      if (!std::isfinite(v)) throw std::runtime_error("malformed tree (non-finite threshold)");
+    for (const double v : tree.leaves)
+      if (!std::isfinite(v)) throw std::runtime_error("malformed tree (non-finite leaf value)");
     bt.trees_.push_back(std::move(tree));
   }
   bt.flatten();

@@ -20,6 +20,71 @@ double sigmoid(double z) { return 1.0 / (1.0 + std::exp(-z)); }
 // Memory efficiency may exceed 1 a little: small working sets are served from L2.
 constexpr double kMaxMemoryEfficiency = 1.25;
 
+// log2 of a count of at least one.
+double lg(double x) { return std::log2(std::max(x, 1.0)); }
+
+// How much of the padded tiles a dimension fills (1: a multiple of the tile).
+double tile_fit(double size, double tile) { return size / (std::ceil(size / tile) * tile); }
+
+// The residual's features (see KernelFeatures::xr). For GEMMs they describe what the library's
+// kernel choice depends on, in terms that are not one model's dimensions: the waves of output
+// tiles over the SMs for several tile shapes, how well M, N and K fit the candidate tiles, the
+// split-K a library resorts to when the output tiles cannot fill the SMs, and whether the
+// operands fit in L2.
+void residual_features(const Kernel& k, const GpuSpec& gpu, KernelFeatures& f) {
+  const double m = static_cast<double>(k.m), n = static_cast<double>(k.n), kk = static_cast<double>(k.k);
+  const double batch = static_cast<double>(k.batch), sms = static_cast<double>(gpu.num_sms);
+  const double ridge = k.flops > 0 ? gpu.peak(k.dtype) / gpu.hbm_bandwidth : 1.0;
+  const double intensity = k.flops > 0 && k.bytes > 0 ? k.flops / k.bytes / ridge : 1e-6;
+  const double t_roof = std::max({f.t_compute, f.t_memory, 1e-9});
+  auto& x = f.xr;
+  x.fill(0.0);
+  x[0] = lg(m * batch);
+  x[1] = lg(n);
+  x[2] = lg(kk);
+  x[3] = std::log2(intensity);
+  x[4] = std::log2(std::max(k.bytes, 1.0) / gpu.l2_bytes);
+  x[5] = std::log2(t_roof * 1e6);
+  std::size_t i = 6;
+  if (f.cls != KernelClass::Gemm) {
+    // Elementwise and attention: waves of CTAs that each move 64, 128 or 256 x 512 bytes.
+    for (double chunk : {64.0, 128.0, 256.0}) {
+      const double waves = k.bytes / (sms * 512.0 * chunk);
+      const double full = std::max(std::ceil(waves), 1.0);
+      x[i++] = std::log2(full);
+      x[i++] = waves / full;
+    }
+    return;
+  }
+  static constexpr double kTiles[][2] = {{64, 64},  {128, 64},  {64, 128},  {128, 128},
+                                         {256, 64}, {64, 256},  {128, 256}, {256, 128}};
+  // Useful share of the SM-slots the best tiling occupies (all tiles; tiles of 128x128 and up).
+  double best_any = 0, best_big = 0;
+  for (const auto& t : kTiles) {
+    const double waves = std::ceil(m / t[0]) * std::ceil(n / t[1]) * batch / sms;
+    const double full = std::max(std::ceil(waves), 1.0);
+    x[i++] = std::log2(full);
+    x[i++] = waves / full;
+    const double use = m * n * batch / (full * sms * t[0] * t[1]);
+    best_any = std::max(best_any, use);
+    if (t[0] * t[1] >= 128.0 * 128.0) best_big = std::max(best_big, use);
+  }
+  x[i++] = best_any;
+  x[i++] = best_big;
+  for (double t : {64.0, 128.0, 256.0}) {
+    x[i++] = tile_fit(std::max(m, 1.0), t);
+    x[i++] = tile_fit(std::max(n, 1.0), t);
+    x[i++] = tile_fit(std::max(kk, 1.0), t);
+  }
+  const double tiles = std::ceil(m / 128.0) * std::ceil(n / 128.0) * batch;
+  const double split = std::max(sms / tiles, 1.0);
+  x[i++] = std::log2(split);
+  x[i++] = lg(kk / split);
+  const double elem = dtype_bytes(k.dtype);
+  x[i++] = std::log2(std::max(n * kk * elem, 1.0) / gpu.l2_bytes);
+  x[i++] = std::log2(std::max(m * kk * batch * elem, 1.0) / gpu.l2_bytes);
+}
+
 const char* kClassNames[] = {"gemm", "attention_prefill", "attention_decode", "norm",
                              "activation", "add", "rope", "embedding"};
 
@@ -60,31 +125,16 @@ KernelFeatures kernel_features(const Kernel& k, const GpuSpec& gpu, double other
     for (double d : v) x[n++] = d;
   };
   const double m = static_cast<double>(k.m), n = static_cast<double>(k.n), kk = static_cast<double>(k.k);
-  {
-    const double sms = static_cast<double>(gpu.num_sms);
-    const double ridge = k.flops > 0 ? gpu.peak(k.dtype) / gpu.hbm_bandwidth : 1.0;
-    const double intensity = k.flops > 0 && k.bytes > 0 ? k.flops / k.bytes / ridge : 1e-6;
-    const double t_roof = std::max({f.t_compute, f.t_memory, 1e-9});
-    f.xr = {std::log2(std::max(m * static_cast<double>(k.batch), 1.0)),
-            std::log2(std::max(n, 1.0)),
-            std::log2(std::max(kk, 1.0)),
-            std::log2(intensity),
-            std::log2(std::max(k.bytes, 1.0) / gpu.l2_bytes),
-            std::log2(t_roof * 1e6)};
-    std::size_t i = 6;
-    for (double tile_m : {64.0, 128.0, 256.0}) {
-      const double waves = f.cls == KernelClass::Gemm
-                               ? std::ceil(m / tile_m) * std::ceil(n / 128.0) * static_cast<double>(k.batch) / sms
-                               : k.bytes / (sms * 512.0 * tile_m);
-      const double full = std::max(std::ceil(waves), 1.0);
-      f.xr[i++] = std::log2(full);
-      f.xr[i++] = waves / full;
-    }
-  }
+  residual_features(k, gpu, f);
   switch (f.cls) {
     case KernelClass::Gemm: {
       const double lm = l2(m * static_cast<double>(k.batch));
-      set(f.xc, f.nc, {1.0, lm, l2(n), l2(kk), other_source});
+      // Compute efficiency grows with M while the output tiles fill the SMs and then levels off
+      // (a sweep up to M = 4096 must not extrapolate a rising efficiency to M = 32768): a
+      // saturating function of the waves of 128x128 tiles, not log M.
+      const double waves = std::ceil(m / 128.0) * std::ceil(n / 128.0) * static_cast<double>(k.batch) /
+                           static_cast<double>(gpu.num_sms);
+      set(f.xc, f.nc, {1.0, 1.0 / (1.0 + waves), l2(n), l2(kk), other_source});
       set(f.xm, f.nm, {1.0, lm, l2(n * kk) / 2.0, other_source});
       break;
     }

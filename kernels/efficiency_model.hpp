@@ -59,11 +59,13 @@ struct KernelFeatures {
   double t_memory = 0;   // roofline memory time on the GPU, s
   double t_issue = 0;    // bytes / (SMs x clock): the SM-side time at one byte per SM-cycle, s
   // Features of the learned residual: log2 of M (x batch), N, K, arithmetic intensity over the
-  // ridge point, bytes over L2, roofline time in us; then, for output tiles of 64x128, 128x128 and
-  // 256x128, the waves of tiles over the SMs (rounded up) and how full the last wave is. GEMM
-  // libraries quantise work into tiles and waves and pick the tile per shape: the residual learns
-  // the resulting staircase from whichever tiling explains the target's measurements.
-  static constexpr std::size_t kResidualDims = 12;
+  // ridge point, bytes over L2, roofline time in us; for GEMMs then the waves of output tiles
+  // (64x64 .. 256x128) over the SMs and how full the last wave is, the fit of M, N and K to tiles
+  // of 64, 128 and 256, the split-K that fills the SMs and the K per split, and weights and
+  // activations over L2. GEMM libraries quantise work into tiles and waves and pick the tile per
+  // shape: the residual learns the resulting staircase from whichever tiling explains the
+  // target's measurements. Other classes: waves of CTAs over the SMs.
+  static constexpr std::size_t kResidualDims = 37;
   std::array<double, kResidualDims> xr{};
 };
 

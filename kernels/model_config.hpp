@@ -41,8 +41,8 @@ struct ModelConfig {
   // Fraction of head_dim that is rotated (Phi-2: 0.4 -> 32 of 80 dims).
   double partial_rotary_factor = 1.0;
   double rope_theta = 10000.0;
-  // Mistral's sliding-window attention span (0 = full attention). Recorded, not yet used by the
-  // step decomposer (attention still reads the whole context).
+  // Mistral's sliding-window attention span (0 = full attention): attention kernels read at most
+  // this many keys per query (step_decomposer.hpp).
   int sliding_window = 0;
 
   // Dimensions of each head that rope rotates.

@@ -140,6 +140,21 @@ void emit_moe(Emitter& e, const ModelConfig& model, i64 tokens, i64 inter) {
          (r * h + t * h) * e.act_b, e.phase);
 }
 
+// Keys a prefill chunk reads and the (query, key) pairs it scores. Query at position p attends to
+// keys max(0, p - window + 1) .. p (window 0: all of them), as vLLM's FlashAttention with
+// window_size = (sliding_window - 1, 0).
+struct WindowedPrefill {
+  i64 keys, pairs;
+};
+WindowedPrefill windowed_prefill(const PrefillChunk& c, i64 window) {
+  const i64 first = c.cached + 1, last = c.cached + c.tokens;  // 1-based positions of the queries
+  if (window <= 0 || last <= window) return {last, c.tokens * c.cached + c.tokens * (c.tokens + 1) / 2};
+  // Queries up to position `window` see all earlier keys; later ones see `window` keys each.
+  const i64 below = std::max<i64>(window - first + 1, 0);
+  const i64 pairs = below * (first + window) / 2 + (c.tokens - below) * window;
+  return {std::min(last, c.tokens + window - 1), pairs};
+}
+
 }  // namespace
 
 StepKernels decompose_step(const ModelConfig& model, const StepBatch& batch, DType weight_dtype,
@@ -171,8 +186,9 @@ void decompose_step(const ModelConfig& model, const StepBatch& batch, DType weig
                                   ", cached=" + std::to_string(chunk.cached));
     }
     prefill_q += chunk.tokens;
-    prefill_kv += chunk.cached + chunk.tokens;
-    prefill_pairs += chunk.tokens * chunk.cached + chunk.tokens * (chunk.tokens + 1) / 2;
+    const WindowedPrefill w = windowed_prefill(chunk, model.sliding_window);
+    prefill_kv += w.keys;
+    prefill_pairs += w.pairs;
     if (chunk.last_chunk) ++sampled;
   }
   const i64 decodes = static_cast<i64>(batch.decode_contexts.size());
@@ -182,7 +198,7 @@ void decompose_step(const ModelConfig& model, const StepBatch& batch, DType weig
       throw std::invalid_argument("decode context must be >= 1 (it includes the new token), got " +
                                   std::to_string(ctx));
     }
-    decode_ctx += ctx;
+    decode_ctx += model.sliding_window > 0 ? std::min<i64>(ctx, model.sliding_window) : ctx;
   }
   const i64 tokens = prefill_q + decodes;
   if (tokens == 0) return;

@@ -25,8 +25,10 @@
 //   attention and MLP. Biases add one vector read and one add per GEMM output.
 // * MoE layers replace the MLP by router GEMM, top-k, two grouped expert GEMMs (OpKind::MoeGemm;
 //   weights of the expected number of touched experts, kernels/moe.hpp), SiLU-and-mul over the
-//   routed rows and the weighted sum (see emit_moe in the .cpp). Sliding-window attention is
-//   not modelled yet (attention reads the whole context).
+//   routed rows and the weighted sum (see emit_moe in the .cpp).
+// * Sliding-window attention (Mistral's `sliding_window`): a query scores and reads at most
+//   `window` keys (itself included), in prefill and in decode. The KV cache still holds the
+//   whole context (the serving KV manager allocates it; see docs/kernel-model.md).
 #include <cstdint>
 #include <vector>
 

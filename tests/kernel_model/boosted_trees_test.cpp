@@ -33,6 +33,20 @@ TEST(BoostedTrees, FitsAnAdditiveStaircase) {
 }
 
 TEST(BoostedTrees, RejectsMalformedTrees) {
-  EXPECT_THROW(BoostedTrees::parse(YAML::Load("{dims: 1, base: 0, trees: [[0, 1.0, 1, 2]]}")), std::runtime_error);
-  EXPECT_THROW(BoostedTrees::parse(YAML::Load("{dims: 1, base: 0, trees: [[0, 1.0, 0, 0, 0]]}")), std::runtime_error);
+  // A valid tree of depth 1 parses and predicts its leaves.
+  const BoostedTrees ok = BoostedTrees::parse(
+      YAML::Load("{dims: 1, base: 0.5, trees: [{features: [0], thresholds: [2.0], leaves: [-1.0, 1.0]}]}"));
+  const double lo = 1.0, hi = 3.0;
+  EXPECT_DOUBLE_EQ(ok.predict(&lo), -0.5);
+  EXPECT_DOUBLE_EQ(ok.predict(&hi), 1.5);
+  // Leaves must number 2^depth, features must exist, levels must have a threshold each.
+  EXPECT_THROW(BoostedTrees::parse(YAML::Load("{dims: 1, base: 0, trees: [{features: [0], thresholds: [1.0], "
+                                              "leaves: [1.0]}]}")),
+               std::runtime_error);
+  EXPECT_THROW(BoostedTrees::parse(YAML::Load("{dims: 1, base: 0, trees: [{features: [1], thresholds: [1.0], "
+                                              "leaves: [1.0, 2.0]}]}")),
+               std::runtime_error);
+  EXPECT_THROW(BoostedTrees::parse(YAML::Load("{dims: 1, base: 0, trees: [{features: [0, 0], thresholds: [1.0], "
+                                              "leaves: [1.0, 2.0, 3.0, 4.0]}]}")),
+               std::runtime_error);
 }

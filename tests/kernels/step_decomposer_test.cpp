@@ -109,6 +109,38 @@ TEST(StepDecomposer, PrefillAttentionFlopsByHand) {
   EXPECT_EQ(count(s.per_layer, OpKind::AttentionDecode), 0);
 }
 
+// Sliding window of 4: a query scores itself and the 3 keys before it, no more.
+TEST(StepDecomposer, SlidingWindowBoundsAttention) {
+  ModelConfig m = llama2_7b();
+  m.sliding_window = 4;
+  StepBatch b;
+  b.prefills = {{6, 0}, {2, 10}};
+  b.decode_contexts = {3, 10};
+  const StepKernels s = decompose_step(m, b, DType::BF16, DType::BF16);
+  // Chunk 1, positions 1..6: 1 + 2 + 3 + 4 + 4 + 4 = 18 pairs over keys 1..6.
+  // Chunk 2, positions 11, 12: 4 + 4 = 8 pairs over keys 8..12 (5 keys).
+  const Kernel& prefill = find(s.per_layer, "attention_prefill");
+  EXPECT_DOUBLE_EQ(prefill.flops, 4.0 * 32 * 128 * (18 + 8));
+  EXPECT_EQ(prefill.n, 6 + 5);
+  // Decode: contexts 3 and 10 read 3 and 4 keys.
+  const Kernel& decode = find(s.per_layer, "attention_decode");
+  EXPECT_EQ(decode.n, 3 + 4);
+  EXPECT_DOUBLE_EQ(decode.flops, 4.0 * 32 * 128 * 7);
+
+  // Within the window nothing changes; Mistral's 4096 caps a 10000-token context.
+  m.sliding_window = 64;
+  const StepKernels full = decompose_step(llama2_7b(), b, DType::BF16, DType::BF16);
+  const StepKernels wide = decompose_step(m, b, DType::BF16, DType::BF16);
+  EXPECT_DOUBLE_EQ(find(wide.per_layer, "attention_prefill").flops, find(full.per_layer, "attention_prefill").flops);
+  EXPECT_DOUBLE_EQ(find(wide.per_layer, "attention_decode").bytes, find(full.per_layer, "attention_decode").bytes);
+  StepBatch long_decode, at_window;
+  long_decode.decode_contexts = {10000};
+  at_window.decode_contexts = {4096};
+  const ModelConfig& mistral = *find_builtin_model("mistral-7b");
+  EXPECT_DOUBLE_EQ(find(decompose_step(mistral, long_decode, DType::BF16, DType::BF16).per_layer, "attention_decode").bytes,
+                   find(decompose_step(mistral, at_window, DType::BF16, DType::BF16).per_layer, "attention_decode").bytes);
+}
+
 TEST(StepDecomposer, DecodeAttentionBytesDominatedByKvCache) {
   StepBatch b;
   b.decode_contexts = {1000, 3000};
