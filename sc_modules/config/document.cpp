@@ -1,5 +1,6 @@
 #include "sc_modules/config/document.hpp"
 
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -17,6 +18,20 @@
 namespace ks::config {
 
 namespace {
+
+// Where each YAML document of a stream starts; every other parser event is ignored.
+struct DocumentStarts : YAML::EventHandler {
+  std::vector<YAML::Mark> marks;
+  void OnDocumentStart(const YAML::Mark& mark) override { marks.push_back(mark); }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t, const std::string&) override {}
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {}
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t, YAML::EmitterStyle::value) override {}
+  void OnMapEnd() override {}
+};
 
 const char* const kDefaultOrigin = "<default>";
 
@@ -388,21 +403,31 @@ Document Document::load_file(const std::string& path) {
 }
 
 Document Document::parse(const std::string& text, const std::string& origin) {
-  std::vector<YAML::Node> docs;
+  // Not YAML::LoadAll: yaml-cpp 0.7's loops forever, allocating, when a stray token (a line
+  // starting with ',') makes every further document empty (fixed upstream by yaml-cpp PR #1319;
+  // tests/fuzz/regressions/scenario). Count at most two documents, then load the first.
+  DocumentStarts starts;
+  YAML::Node root;
   try {
-    docs = YAML::LoadAll(text);
+    std::istringstream in(text);
+    YAML::Parser parser(in);
+    while (starts.marks.size() < 2 && parser.HandleNextDocument(starts)) {
+    }
+    if (starts.marks.size() < 2) root = YAML::Load(text);
   } catch (const YAML::Exception& e) {
     throw ConfigError(to_mark(origin, e.mark), "", e.msg);
   }
-  if (docs.size() > 1)
-    throw ConfigError(to_mark(origin, docs[1].Mark()), "", "expected a single YAML document");
-  if (docs.empty() || !docs[0].IsMap())
+  if (starts.marks.size() > 1)
+    throw ConfigError(to_mark(origin, starts.marks[1]), "",
+                      "expected a single YAML document (a second one starts here: a '---', or a stray "
+                      "character at the start of a line?)");
+  if (starts.marks.empty() || !root.IsMap())
     throw ConfigError({origin}, "",
                       "expected a mapping at the top level, got " +
-                          (docs.empty() ? "an empty document" : describe(docs[0])));
-  check_keys(docs[0], "", origin, nullptr);
+                          (starts.marks.empty() ? "an empty document" : describe(root)));
+  check_keys(root, "", origin, nullptr);
   Document doc;
-  doc.impl_->root = docs[0];
+  doc.impl_->root = root;
   doc.impl_->origin = origin;
   return doc;
 }

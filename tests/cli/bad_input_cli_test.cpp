@@ -63,6 +63,9 @@ std::vector<BadInput> catalogue() {
       {"MalformedYaml", {{"s.yaml", with("  name: llama-3-8b\n", "  name: llama-3-8b\n   dtype: bf16\n")}}, run,
        {"s.yaml:4:", "illegal map value"}},
       {"UnclosedFlowSequence", {{"s.yaml", kScenario + "parallel: [1, 2\n"}}, run, {"s.yaml:", "end of sequence flow not found"}},
+      // A comment then a line starting with ',' made yaml-cpp 0.7's LoadAll loop forever (fuzzer).
+      {"StrayCommaLine", {{"s.yaml", "# a scenario\n,\n" + kScenario}}, run,
+       {"s.yaml:2:1:", "expected a single YAML document"}},
       {"NotAMapping", {{"s.yaml", "- a\n- b\n"}}, run, {"s.yaml", "expected a mapping at the top level"}},
       {"EmptyScenario", {{"s.yaml", ""}}, run, {"s.yaml", "empty document"}},
       {"MisspeltKey", {{"s.yaml", with("  num_requests: 5\n", "  num_reqests: 5\n")}}, run,
