@@ -38,6 +38,20 @@ inline int parse_options(const std::string& command, const std::vector<std::stri
   return -1;
 }
 
+// parse_options for a command taking one positional file (`kernelsight CMD FILE [options]`):
+// FILE lands in `path` ("" when not given), named `file_name` in errors.
+inline int parse_options_with_file(const std::string& command, const std::vector<std::string>& args,
+                                   const boost::program_options::options_description& visible,
+                                   boost::program_options::variables_map& vm, const char* file_name,
+                                   std::string& path) {
+  namespace po = boost::program_options;
+  po::options_description hidden;
+  hidden.add_options()(file_name, po::value(&path));
+  po::positional_options_description positional;
+  positional.add(file_name, 1);
+  return parse_options(command, args, visible, vm, &positional, &hidden);
+}
+
 // Runs a command body and maps what it throws to an exit status with one "error: ..." line:
 // bad input (scenario, CSV, invalid arguments) is 2, anything else 1.
 template <class Body>

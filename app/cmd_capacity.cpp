@@ -112,12 +112,8 @@ int cmd_capacity(const std::vector<std::string>& args) {
       "rate: stop when the failing rate is within this fraction above the answer")(
       "set,s", po::value(&overrides)->composing(), "override a scenario value for every probe (repeatable)")(
       "out,o", po::value(&out_dir), "output folder (default: results/<scenario file name>-capacity)");
-  po::options_description hidden;
-  hidden.add_options()("scenario", po::value(&scenario_path));
-  po::positional_options_description positional;
-  positional.add("scenario", 1);
   po::variables_map vm;
-  if (const int rc = parse_options("capacity", args, opts, vm, &positional, &hidden); rc >= 0) return rc;
+  if (const int rc = parse_options_with_file("capacity", args, opts, vm, "scenario", scenario_path); rc >= 0) return rc;
   auto usage_error = [&](const std::string& what) {
     std::cerr << "kernelsight capacity: " << what << "\n\n" << opts;
     return kExitBadInput;

@@ -19,12 +19,8 @@ int cmd_check(const std::vector<std::string>& args) {
   std::string scenario_path;
   opts.add_options()("help,h", "show this help")("set,s", po::value(&overrides)->composing(),
                                                  "override a scenario value (repeatable)");
-  po::options_description hidden;
-  hidden.add_options()("scenario", po::value(&scenario_path));
-  po::positional_options_description positional;
-  positional.add("scenario", 1);
   po::variables_map vm;
-  if (const int rc = parse_options("check", args, opts, vm, &positional, &hidden); rc >= 0) return rc;
+  if (const int rc = parse_options_with_file("check", args, opts, vm, "scenario", scenario_path); rc >= 0) return rc;
   if (scenario_path.empty()) {
     std::cerr << "kernelsight check: no scenario file given\n\n" << opts;
     return kExitBadInput;

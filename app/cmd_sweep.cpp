@@ -152,12 +152,8 @@ int cmd_sweep(const std::vector<std::string>& args) {
       "emit", po::value(&emit),
       "`slurm`: write the points and DIR/sweep.slurm (a job array) instead of running; then `sbatch` it "
       "and gather the results with `kernelsight merge DIR`");
-  po::options_description hidden;
-  hidden.add_options()("sweep", po::value(&sweep_path));
-  po::positional_options_description positional;
-  positional.add("sweep", 1);
   po::variables_map vm;
-  if (const int rc = parse_options("sweep", args, opts, vm, &positional, &hidden); rc >= 0) return rc;
+  if (const int rc = parse_options_with_file("sweep", args, opts, vm, "sweep", sweep_path); rc >= 0) return rc;
   if (sweep_path.empty()) {
     std::cerr << "kernelsight sweep: no sweep file given\n\n" << opts;
     return kExitBadInput;
