@@ -20,6 +20,10 @@ target_include_directories(kernelsight_lib INTERFACE
   $<INSTALL_INTERFACE:${CMAKE_INSTALL_INCLUDEDIR}/kernelsight>)
 target_compile_definitions(kernelsight_lib INTERFACE SC_INCLUDE_DYNAMIC_PROCESSES)
 target_compile_features(kernelsight_lib INTERFACE cxx_std_17)
+if(KS_SANITIZE)
+  # A sanitized library needs the sanitizer runtimes linked (first) into whatever uses it.
+  target_link_options(kernelsight_lib INTERFACE -fsanitize=address,undefined)
+endif()
 
 install(TARGETS kernelsight_lib EXPORT KernelSightTargets LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
 foreach(dir sc_modules kernels hw serving)

@@ -1,6 +1,7 @@
 #include "sc_modules/sim/environment.hpp"
 
 #include "sc_modules/config/error.hpp"
+#include "sc_modules/sim/sanitizer_stack_switch.hpp"
 
 #include <stdexcept>
 
@@ -246,6 +247,7 @@ void Environment::rethrow_failure() {
 
 void Environment::run() {
   sc_core::sc_start();
+  resync_sanitizer_stack_after_simulation();
   rethrow_failure();
 }
 
@@ -254,6 +256,7 @@ void Environment::run(const Time& until) {
   Item item{until, kUrgent - 1, 0, Item::Kind::Stop, nullptr, nullptr, {}};
   push(std::move(item));
   sc_core::sc_start();
+  resync_sanitizer_stack_after_simulation();
   rethrow_failure();
 }
 
