@@ -20,7 +20,7 @@ TEST(CollectiveCli, PrintsThePredictedRingAllReduceTime) {
   const Result r = kernelsight(
       "collective --topology dgx_h100 --kind all_reduce --gpus 4 --bytes 64MiB --algorithm ring "
       "--set nvlink_bandwidth=400GB/s --set nvlink_latency=5us --set collective_overhead=10us "
-      "--set ll_bandwidth_fraction=1 --set simple_step_latency=0us");
+      "--set ll_bandwidth_fraction=1 --set simple_step_latency=0us --set local_copy_bandwidth=0GB/s");
   ASSERT_EQ(r.status, 0) << r.out;
   // 10 us + 6 x (5 us + 16 MiB / 400 GB/s) = 10 + 6 x (5 + 41.94304) = 291.66 us.
   EXPECT_NE(r.out.find("predicted time:  291.66 us"), std::string::npos) << r.out;
@@ -45,7 +45,7 @@ TEST(CollectiveCli, NamesTheProtocolThatSizeRunsWith) {
   const std::string base =
       "collective --topology dgx_h100 --kind all_reduce --gpus 8 --set nvlink_bandwidth=200GB/s "
       "--set nvlink_latency=1us --set collective_overhead=20us --set ll_bandwidth_fraction=0.5 "
-      "--set simple_step_latency=4us --bytes ";
+      "--set simple_step_latency=4us --set local_copy_bandwidth=0GB/s --bytes ";
   Result r = kernelsight(base + "64KiB");
   ASSERT_EQ(r.status, 0) << r.out;
   EXPECT_NE(r.out.find("protocol:        LL "), std::string::npos) << r.out;
@@ -103,3 +103,12 @@ TEST(ValidateCollectivesCli, MalformedDataNamesTheFileAndLine) {
   EXPECT_EQ(r.status, 2) << r.out;
   EXPECT_NE(r.out.find("no_such_file.csv: cannot open"), std::string::npos) << r.out;
 }
+
+TEST(CollectiveCli, ShowsTheLocalCopyOfEachRanksOwnChunk) {
+  const Result r = kernelsight(
+      "collective --topology hgx_b200 --kind all_gather --gpus 4 --bytes 64MiB --set local_copy_bandwidth=100GB/s");
+  ASSERT_EQ(r.status, 0) << r.out;
+  // 16 MiB / 100 GB/s = 167.77 us.
+  EXPECT_NE(r.out.find("local copy:      167.77 us"), std::string::npos) << r.out;
+}
+
