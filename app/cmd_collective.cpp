@@ -109,6 +109,8 @@ int cmd_collective(const std::vector<std::string>& args) {
     std::printf("protocol:        %s   (NCCL's choice for this size; LL bandwidth x%.3g, Simple +%.2f us a step)\n",
                 std::string(interconnect::protocol_name(protocol)).c_str(), topo->protocol_costs().ll_bandwidth_fraction,
                 topo->protocol_costs().simple_step_latency * 1e6);
+    const double copy = interconnect::local_copy_time(*kind, chosen, gpus, *bytes, topo->protocol_costs());
+    if (copy > 0) std::printf("local copy:      %.2f us   (each rank's own chunk, once)\n", copy * 1e6);
     std::printf("predicted time:  %.2f us   (link transfers on the topology)\n", t * 1e6);
     std::printf("alpha-beta:      %.2f us   (uniform fabric, GPU0-GPU1 route)\n", ab * 1e6);
     std::printf("algorithm bw:    %.2f GB/s\n", *bytes / t / 1e9);

@@ -127,6 +127,12 @@ std::pair<double, double> steps_chunk(const Row& r) {
   return {steps, chunk};
 }
 
+// Bytes of its own chunk a rank copies locally (the fit's local-copy feature).
+double local_bytes(const Row& r) {
+  return interconnect::local_copy_bytes(r.kind, interconnect::CollectiveAlgorithm::Ring,
+                                        r.kind == CollectiveKind::SendRecv ? 2 : r.n, r.bytes);
+}
+
 // Least squares on relative error with non-negative coefficients (drops a negative one, refits).
 std::vector<double> fit(const std::vector<std::vector<double>>& x, const std::vector<double>& y,
                         const std::vector<const Row*>& rows) {
@@ -182,18 +188,26 @@ const char* type_key(LinkType t) {
 // several starting splits (every size below a threshold on LL); the LL fraction e is a grid
 // over the range NCCL's tuner assumes.
 struct LinkFit {
-  double overhead = 0, alpha = 0, inv_beta = 0, delta = 0, e = 1, loss = INFINITY;
+  double overhead = 0, alpha = 0, inv_beta = 0, delta = 0, inv_local = 0, e = 1, loss = INFINITY;
 };
 
 LinkFit fit_link(const std::vector<const Row*>& rows, const LinkFit* known) {
+  // The local copy (bytes/n) separates from the link traffic ((n-1)/n) only across group sizes;
+  // with one size it stays free.
+  std::set<int> group_sizes;
+  for (const Row* r : rows) group_sizes.insert(r->n);
+  const bool several_sizes = group_sizes.size() > 1;
   auto features = [&](const Row& r, bool ll, double e) {
     const auto [steps, chunk] = steps_chunk(r);
     const double v = steps * chunk / (ll ? e : 1.0);
     if (known) return std::vector<double>{steps, v};
-    return std::vector<double>{1.0, steps, v, ll ? 0.0 : steps};
+    if (!several_sizes) return std::vector<double>{1.0, steps, v, ll ? 0.0 : steps};
+    return std::vector<double>{1.0, steps, v, ll ? 0.0 : steps, local_bytes(r)};
   };
   auto offset = [&](const Row& r, bool ll) {
-    return known ? known->overhead + (ll ? 0.0 : steps_chunk(r).first * known->delta) : 0.0;
+    return known ? known->overhead + known->inv_local * local_bytes(r) +
+                       (ll ? 0.0 : steps_chunk(r).first * known->delta)
+                 : 0.0;
   };
   auto time = [&](const Row& r, bool ll, double e, const std::vector<double>& th) {
     const auto x = features(r, ll, e);
@@ -239,9 +253,11 @@ LinkFit fit_link(const std::vector<const Row*>& rows, const LinkFit* known) {
       if (loss < best.loss) {
         best.loss = loss, best.e = e;
         if (known) {
-          best.overhead = known->overhead, best.delta = known->delta, best.alpha = th[0], best.inv_beta = th[1];
+          best.overhead = known->overhead, best.delta = known->delta, best.inv_local = known->inv_local;
+          best.alpha = th[0], best.inv_beta = th[1];
         } else {
           best.overhead = th[0], best.alpha = th[1], best.inv_beta = th[2], best.delta = th[3];
+          best.inv_local = several_sizes ? th[4] : 0.0;
         }
       }
     }
@@ -262,6 +278,7 @@ Setup fit_setup(Setup s, const std::vector<const Row*>& rows) {
   s.params["collective_overhead"] = nv.overhead;
   s.params["simple_step_latency"] = nv.delta;
   s.params["ll_bandwidth_fraction"] = nv.e;
+  s.params["local_copy_bandwidth"] = nv.inv_local > 0 ? 1.0 / nv.inv_local : 0.0;
   s.params["nvlink_latency"] = std::max(nv.alpha, 1e-9);
   if (nv.inv_beta > 0) s.params["nvlink_bandwidth"] = 1.0 / nv.inv_beta;
   for (LinkType t : {LinkType::PCIe, LinkType::InfiniBand}) {
@@ -292,17 +309,18 @@ std::string pct(double x) {
 }  // namespace
 
 int cmd_validate_collectives(const std::vector<std::string>& args) {
-  std::string data = "data/collectives/collectives.csv", out;
+  std::string data = "data/collectives/collectives.csv", out, rows_out;
   for (std::size_t i = 0; i < args.size(); ++i) {
     if (args[i] == "-h" || args[i] == "--help") {
-      std::cout << "kernelsight validate-collectives [--data FILE] [--out FILE.md]\n\n"
+      std::cout << "kernelsight validate-collectives [--data FILE] [--out FILE.md] [--rows FILE.csv]\n\n"
                    "Fits link parameters per setup to the measured collectives and prints measured vs\n"
                    "predicted (median relative error for messages >= 1 MiB and below); --out writes the\n"
-                   "report as Markdown (docs/validation-collectives.md).\n";
+                   "report as Markdown (docs/validation-collectives.md); --rows writes every row's measured\n"
+                   "and predicted times as CSV.\n";
       return kExitOk;
     }
-    if ((args[i] == "--data" || args[i] == "--out") && i + 1 < args.size()) {
-      (args[i] == "--data" ? data : out) = args[i + 1];
+    if ((args[i] == "--data" || args[i] == "--out" || args[i] == "--rows") && i + 1 < args.size()) {
+      (args[i] == "--data" ? data : args[i] == "--out" ? out : rows_out) = args[i + 1];
       ++i;
       continue;
     }
@@ -400,23 +418,26 @@ int cmd_validate_collectives(const std::vector<std::string>& args) {
         "decomposed into transfers on the setup's topology preset, under the NCCL protocol — low-latency "
         "LL or Simple — that the α–β estimate picks for the size). Per setup and collective kind, a "
         "per-collective overhead, the protocol costs (LL's fraction of the link bandwidth, on a grid "
-        "from 0.25 to 1 as NCCL's tuner assumes; Simple's added latency per step) and a latency and "
-        "bandwidth per link type are fitted by least squares on relative error, each row on its faster "
+        "from 0.25 to 1 as NCCL's tuner assumes; Simple's added latency per step), the bandwidth at which a "
+        "rank's kernel copies its own chunk (once per collective; what makes bus bandwidth grow with the "
+        "rank count) and a latency and bandwidth per link type are fitted by least squares on relative error, each row on its faster "
         "protocol, using only configurations whose ring crosses one link type. A link type a kind has "
         "no such configuration for keeps the preset's spec-derived value (marked *(preset)*). "
         "*Held-out* errors: those configurations are predicted by a fit on every other message size "
         "(2-fold by size); configurations that mix link types (two-node rings, cross-pair rings) are "
         "never fitted and only predicted. Error = |predicted − measured| / measured; medians over "
         "rows.\n\n";
-  md << "## Fitted parameters\n\n| setup / collective | topology | overhead | LL bw fraction | Simple step latency | NVLink latency | NVLink bw | PCIe latency | PCIe bw | IB latency | IB bw |\n|---|---|---|---|---|---|---|---|---|---|---|\n";
+  md << "## Fitted parameters\n\n| setup / collective | topology | overhead | LL bw fraction | Simple step latency | local copy bw | NVLink latency | NVLink bw | PCIe latency | PCIe bw | IB latency | IB bw |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   auto q = [](const Setup& s, const std::string& k, config::Dim d) {
     auto it = s.params.find(k);
+    if (it != s.params.end() && k == "local_copy_bandwidth" && it->second <= 0) return std::string("free");
     return it == s.params.end() ? std::string("(preset)") : config::format_quantity(d == config::Dim::Time ? std::round(it->second * 1e8) / 1e8 : std::round(it->second / 1e8) * 1e8, d);
   };
   for (const auto& [name, s] : fitted)
     md << "| " << name << " | " << s.preset << " | " << q(s, "collective_overhead", config::Dim::Time) << " | "
        << format_param("ll_bandwidth_fraction", s.params.at("ll_bandwidth_fraction")) << " | "
-       << q(s, "simple_step_latency", config::Dim::Time) << " | " << q(s, "nvlink_latency", config::Dim::Time) << " | " << q(s, "nvlink_bandwidth", config::Dim::Bandwidth) << " | "
+       << q(s, "simple_step_latency", config::Dim::Time) << " | " << q(s, "local_copy_bandwidth", config::Dim::Bandwidth)
+       << " | " << q(s, "nvlink_latency", config::Dim::Time) << " | " << q(s, "nvlink_bandwidth", config::Dim::Bandwidth) << " | "
        << q(s, "pcie_latency", config::Dim::Time) << " | " << q(s, "pcie_bandwidth", config::Dim::Bandwidth) << " | "
        << q(s, "ib_latency", config::Dim::Time) << " | " << q(s, "ib_bandwidth", config::Dim::Bandwidth) << " |\n";
 
@@ -464,7 +485,7 @@ int cmd_validate_collectives(const std::vector<std::string>& args) {
   // fitted-to-spec NVLink bandwidth ratios times the H100 spec, their mean latency and overhead.
   md << "\n## Topology preset defaults\n\nThe presets take these fits as their defaults (all-reduce: "
         "what tensor parallelism sends), so a scenario without overrides uses them. `dgx_h100` has no "
-        "measurement: its NVLink bandwidth is the H100 spec (450 GB/s per direction) times the mean "
+        "measurement: its NVLink and local copy bandwidths are the H100 NVLink spec (450 GB/s per direction) times the mean "
         "fitted-to-spec ratio of A100 (300 GB/s) and B200 (900 GB/s); its latency and overhead are the "
         "means of those two fits. *agrees* = the preset's default is within 1% (or 10 ns) of the fit; "
         "parameters without data keep their spec-derived defaults.\n\n"
@@ -481,6 +502,8 @@ int cmd_validate_collectives(const std::vector<std::string>& args) {
         {"ll_bandwidth_fraction", mean_of("ll_bandwidth_fraction")},
         {"simple_step_latency", mean_of("simple_step_latency")},
         {"nvlink_latency", mean_of("nvlink_latency")},
+        {"local_copy_bandwidth",
+         450e9 * 0.5 * (a100.at("local_copy_bandwidth") / 300e9 + b200.at("local_copy_bandwidth") / 900e9)},
         {"nvlink_bandwidth", 450e9 * 0.5 * (a100.at("nvlink_bandwidth") / 300e9 + b200.at("nvlink_bandwidth") / 900e9)}}}};
   bool all_agree = true;
   for (const auto& [preset, params] : targets) {
@@ -496,6 +519,15 @@ int cmd_validate_collectives(const std::vector<std::string>& args) {
   }
   std::cout << md.str();
   if (!out.empty()) util::write_file_atomically(out, md.str());
+  if (!rows_out.empty()) {
+    std::ostringstream csv;
+    csv << "setup,collective,num_workers,devices_per_node,groups,size_bytes,measured_us,predicted_us,heldout_us,mixed\n";
+    for (const Row& r : rows)
+      csv << r.setup << ',' << r.collective << ',' << r.n << ',' << r.per_node << ',' << r.groups << ','
+          << static_cast<long long>(r.bytes) << ',' << r.measured * 1e6 << ',' << r.predicted * 1e6 << ','
+          << r.predicted_heldout * 1e6 << ',' << (r.mixed ? 1 : 0) << '\n';
+    util::write_file_atomically(rows_out, csv.str());
+  }
   if (!all_agree) std::cerr << "warning: some topology preset defaults differ from the fit (see the last table)\n";
   return kExitOk;
 }

@@ -101,11 +101,22 @@ ProtocolEffect protocol_effect(CollectiveProtocol protocol, const ProtocolCosts&
   return {costs.simple_step_latency, 1.0};
 }
 
+double local_copy_bytes(CollectiveKind kind, CollectiveAlgorithm algorithm, int ranks, double bytes) {
+  return kind == CollectiveKind::SendRecv ? 0.0 : steps_and_chunk(kind, algorithm, ranks, bytes).second;
+}
+
+double local_copy_time(CollectiveKind kind, CollectiveAlgorithm algorithm, int ranks, double bytes,
+                       const ProtocolCosts& costs) {
+  if (costs.local_copy_bandwidth <= 0) return 0.0;
+  return local_copy_bytes(kind, algorithm, ranks, bytes) / costs.local_copy_bandwidth;
+}
+
 double alpha_beta_time(CollectiveKind kind, CollectiveAlgorithm algorithm, int ranks, double bytes, double alpha,
                        double beta, double overhead, CollectiveProtocol protocol, const ProtocolCosts& costs) {
   const auto [steps, chunk] = steps_and_chunk(kind, algorithm, ranks, bytes);
   const ProtocolEffect e = protocol_effect(protocol, costs);
-  return overhead + steps * (alpha + e.extra_latency + chunk / (beta * e.bandwidth_factor));
+  return overhead + local_copy_time(kind, algorithm, ranks, bytes, costs) +
+         steps * (alpha + e.extra_latency + chunk / (beta * e.bandwidth_factor));
 }
 
 CollectiveProtocol choose_protocol(CollectiveKind kind, CollectiveAlgorithm algorithm, int ranks, double bytes,

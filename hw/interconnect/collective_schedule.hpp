@@ -47,10 +47,18 @@ std::vector<CollectiveStep> collective_schedule(CollectiveKind kind, CollectiveA
 // ones Simple's bandwidth: a time that is concave in the size, which one α–β line cannot follow.
 enum class CollectiveProtocol { LowLatency, Simple };
 
-// Both default to "no difference" (the plain α–β form); topology presets carry fitted values.
+// What NCCL's kernel costs beyond the links. All default to "no difference" (the plain α–β
+// form); topology presets carry fitted values.
+//
+// The local copy: a rank's own chunk also passes through the collective kernel (all-gather copies
+// it into the output, reduce-scatter and all-reduce reduce into it, all-to-all copies the chunk a
+// rank keeps), once per collective and at the kernel's copy rate, not the link's. It is why a
+// ring's bus bandwidth grows with the rank count (the own chunk, bytes/n, weighs less): B200
+// all-gather at 2 GiB moves 442, 568 and 616 GB/s of bus bandwidth on 2, 4 and 8 GPUs.
 struct ProtocolCosts {
   double ll_bandwidth_fraction = 1.0;  // LL bandwidth / link bandwidth, in (0, 1]
   double simple_step_latency = 0.0;    // s added to every step (transfer) under Simple
+  double local_copy_bandwidth = 0.0;   // B/s at which a rank's own chunk is copied (0: free)
 };
 
 // What a protocol does to one transfer: latency added, factor on the link bandwidth.
@@ -60,8 +68,13 @@ struct ProtocolEffect {
 };
 ProtocolEffect protocol_effect(CollectiveProtocol protocol, const ProtocolCosts& costs);
 
+// Bytes of a rank's own chunk the kernel copies locally (0 for send/recv) and the time that takes.
+double local_copy_bytes(CollectiveKind kind, CollectiveAlgorithm algorithm, int ranks, double bytes);
+double local_copy_time(CollectiveKind kind, CollectiveAlgorithm algorithm, int ranks, double bytes,
+                       const ProtocolCosts& costs);
+
 // α–β model of the same algorithm on a uniform fabric under one protocol:
-// overhead + steps * (alpha + extra latency + chunk / (beta * bandwidth factor)),
+// overhead + local copy + steps * (alpha + extra latency + chunk / (beta * bandwidth factor)),
 // alpha = per-transfer latency, beta = per-direction bandwidth of a rank's path.
 double alpha_beta_time(CollectiveKind kind, CollectiveAlgorithm algorithm, int ranks, double bytes, double alpha,
                        double beta, double overhead, CollectiveProtocol protocol, const ProtocolCosts& costs);

@@ -65,7 +65,10 @@ TransferTiming FabricModel::collective(CollectiveKind kind, CollectiveAlgorithm 
   const auto steps = collective_schedule(kind, algorithm, group, bytes);
   const ProtocolEffect effect = protocol_effect(
       protocol_for(*topology_, kind, algorithm, static_cast<int>(group.size()), bytes, steps), topology_->protocol_costs());
-  const double begin = issue + topology_->collective_overhead();
+  // Every rank copies its own chunk before its first send (the kernel's local pass).
+  const double begin = issue + topology_->collective_overhead() +
+                       local_copy_time(kind, algorithm, static_cast<int>(group.size()), bytes,
+                                       topology_->protocol_costs());
   // ready[g]: when rank g holds everything it received so far (may send its next chunk).
   std::map<int, double> ready;
   for (int g : group) ready[g] = begin;

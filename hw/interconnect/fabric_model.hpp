@@ -38,7 +38,7 @@ class FabricModel {
   void set_horizon(double t) { horizon_ = t; }
   // A point-to-point transfer ready at `ready` (s).
   TransferTiming transfer(int src, int dst, double bytes, double ready);
-  // A collective issued at `issue` (s): the topology's collective overhead, then the steps of
+  // A collective issued at `issue` (s): the topology's collective overhead and local copy, then the steps of
   // collective_schedule() under the protocol collective_protocol() picks (its latency and
   // bandwidth factor apply to every transfer). Returns when the first step starts and the last
   // transfer arrives.

@@ -1,9 +1,9 @@
 // Built-in topologies. Bandwidths are per direction. Link latencies, NVLink bandwidths, NCCL's
-// protocol costs and the per-collective overhead are effective values fitted to measured
+// protocol and local-copy costs and the per-collective overhead are effective values fitted to measured
 // all-reduces (what tensor parallelism sends) by `kernelsight validate-collectives`
 // (docs/validation-collectives.md, whose last table checks these defaults against the fit):
 // dgx_a100 on vidur's DGX A100 and two-node A100 measurements (its InfiniBand figures are that
-// cluster's, 5.6 GB/s per GPU pair, well below HDR's 25 GB/s: set ib_bandwidth for your fabric),
+// cluster's, 5.8 GB/s per GPU pair, well below HDR's 25 GB/s: set ib_bandwidth for your fabric),
 // pcie_pairwise_nvlink on vidur's A100 PCIe pairs, hgx_b200 on XLA's B200 tables, dgx_h100 (no
 // measurement) carried across generations from the A100 and B200 fits. Parameters without
 // measurements keep spec-derived values: PCIe Gen4 x16 24 GB/s and Gen5 48 GB/s (NCCL's own
@@ -28,6 +28,7 @@ struct Defaults {
   const char* overhead;
   double ll_fraction;
   const char* simple_latency;
+  const char* local_copy_bw;
 };
 
 config::Schema preset_schema(const std::string& doc, const Defaults& d) {
@@ -49,13 +50,16 @@ config::Schema preset_schema(const std::string& doc, const Defaults& d) {
       .number("ll_bandwidth_fraction", d.ll_fraction,
               "bandwidth of NCCL's low-latency protocol (LL/LL128) as a fraction of the link's", 0.01, 1.0)
       .quantity("simple_step_latency", config::Dim::Time, std::string(d.simple_latency),
-                "latency NCCL's Simple protocol adds to every step (fence and handshake)", 0.0, false);
+                "latency NCCL's Simple protocol adds to every step (fence and handshake)", 0.0, false)
+      .quantity("local_copy_bandwidth", config::Dim::Bandwidth, std::string(d.local_copy_bw),
+                "rate at which a collective's kernel copies or reduces a rank's own chunk (0: free)", 0.0, false);
   return s;
 }
 
 void set_collective_costs(Topology& t, const config::Params& p) {
   t.set_collective_overhead(p.number("collective_overhead"));
-  t.set_protocol_costs({p.number("ll_bandwidth_fraction"), p.number("simple_step_latency")});
+  t.set_protocol_costs(
+      {p.number("ll_bandwidth_fraction"), p.number("simple_step_latency"), p.number("local_copy_bandwidth")});
 }
 
 // Per node: GPUs on the node's intra-node fabric; across nodes: GPU -PCIe- NIC -IB- IB switch.
@@ -125,15 +129,15 @@ const bool registered = [] {
   // HDR InfiniBand 200 Gb/s = 25 GB/s, NDR 400 Gb/s = 50 GB/s per NIC; PCIe Gen4 x16 32 GB/s,
   // Gen5 x16 64 GB/s per direction.
   add_preset("dgx_a100", "DGX A100: 8 A100 SXM per node on NVSwitch (300 GB/s per direction), InfiniBand",
-             {8, "174.2GB/s", "642ns", "24GB/s", "10us", "5.6GB/s", "5.742us", "19.76us", 0.55, "5.745us"});
+             {8, "264.1GB/s", "749ns", "24GB/s", "10us", "5.8GB/s", "5.138us", "18.861us", 0.4, "9.272us", "188GB/s"});
   add_preset("dgx_h100", "DGX H100: 8 H100 SXM per node on NVSwitch (450 GB/s per direction), NDR InfiniBand",
-             {8, "265.7GB/s", "1.263us", "48GB/s", "10us", "45GB/s", "8us", "20.85us", 0.575, "4.843us"});
+             {8, "369.2GB/s", "1.352us", "48GB/s", "10us", "45GB/s", "8us", "20.068us", 0.45, "7.084us", "288.9GB/s"});
   add_preset("hgx_b200", "HGX B200: 8 B200 per node on NVSwitch (900 GB/s per direction), NDR InfiniBand",
-             {8, "540.2GB/s", "1.885us", "48GB/s", "10us", "45GB/s", "8us", "21.94us", 0.6, "3.941us"});
+             {8, "684.6GB/s", "1.955us", "48GB/s", "10us", "45GB/s", "8us", "21.276us", 0.5, "4.897us", "591.7GB/s"});
   add_preset("pcie_pairwise_nvlink",
              "PCIe server with NVLink bridges between GPU pairs (A100 PCIe: 300 GB/s per direction); "
              "cross-pair traffic over PCIe through the host bridge",
-             {4, "178.2GB/s", "1ns", "24GB/s", "10us", "22GB/s", "10us", "11.28us", 0.25, "12.15us"});
+             {4, "178.2GB/s", "1ns", "24GB/s", "10us", "22GB/s", "10us", "11.28us", 0.25, "12.15us", "0GB/s"});
   return true;
 }();
 

@@ -68,7 +68,7 @@ TEST(CollectiveTiming, SmallMessagesRunTheLowLatencyProtocolAndLargeOnesSimple) 
   // LL at half the bandwidth; Simple adds 4 us a step. 8-GPU ring all-reduce: 14 steps of B/8.
   auto t = topology_from_yaml(
       "kind: dgx_h100\nnvlink_bandwidth: 200GB/s\nnvlink_latency: 1us\ncollective_overhead: 20us\n"
-      "ll_bandwidth_fraction: 0.5\nsimple_step_latency: 4us\n");
+      "ll_bandwidth_fraction: 0.5\nsimple_step_latency: 4us\nlocal_copy_bandwidth: 0GB/s\n");
   const auto ll = [](double b) { return 20e-6 + 14 * (1e-6 + b / 8 / 100e9); };
   const auto simple = [](double b) { return 20e-6 + 14 * (5e-6 + b / 8 / 200e9); };
   // The protocols cost the same where 4 us = (B/8) (1/100 - 1/200) GB/s, B = 6.4 MB.
@@ -128,7 +128,7 @@ TEST(CollectiveTiming, MixedRingIsBoundByItsSlowestHop) {
 }
 
 TEST(CollectiveTiming, TwoNodeRingIsBoundByInfiniBandAndConcurrentCollectivesContend) {
-  auto t = std::shared_ptr<Topology>(topology_from_yaml("kind: dgx_a100\nnodes: 2\nib_bandwidth: 22GB/s\n"));
+  auto t = std::shared_ptr<Topology>(topology_from_yaml("kind: dgx_a100\nnodes: 2\nib_bandwidth: 22GB/s\nlocal_copy_bandwidth: 0GB/s\n"));
   const double B = 256.0 * 1024 * 1024;
   const double two_node = idle_collective_time(*t, CollectiveKind::AllReduce, CollectiveAlgorithm::Ring, first_n(16), B);
   // The ring crosses IB twice; each of those links carries 2(n-1) chunks of B/n at 22 GB/s.
@@ -142,4 +142,26 @@ TEST(CollectiveTiming, TwoNodeRingIsBoundByInfiniBandAndConcurrentCollectivesCon
   fabric.collective(CollectiveKind::AllReduce, CollectiveAlgorithm::Ring, first_n(8), B, 0);
   const double both = fabric.collective(CollectiveKind::AllReduce, CollectiveAlgorithm::Ring, first_n(8), B, 0).finish;
   EXPECT_NEAR(both / alone, 2.0, 0.05);
+}
+
+TEST(CollectiveTiming, EveryRankCopiesItsOwnChunkOnceAtTheKernelsCopyRate) {
+  // 4-GPU ring all-gather: 3 steps of B/4 over NVLink, plus one local copy of B/4 at 100 GB/s.
+  auto t = topology_from_yaml(
+      "kind: hgx_b200\nnvlink_bandwidth: 400GB/s\nnvlink_latency: 2us\ncollective_overhead: 10us\n"
+      "ll_bandwidth_fraction: 1\nsimple_step_latency: 0us\nlocal_copy_bandwidth: 100GB/s\n");
+  const double B = 64.0 * 1024 * 1024;
+  const double expected = 10e-6 + (B / 4) / 100e9 + 3 * (2e-6 + (B / 4) / 400e9);
+  EXPECT_NEAR(idle_collective_time(*t, CollectiveKind::AllGather, CollectiveAlgorithm::Ring, first_n(4), B), expected,
+              1e-12);
+  // Send/recv keeps nothing locally: no copy.
+  EXPECT_NEAR(idle_collective_time(*t, CollectiveKind::SendRecv, CollectiveAlgorithm::Auto, {0, 1}, B),
+              10e-6 + 2e-6 + B / 400e9, 1e-12);
+  // The own chunk weighs less in a larger ring: bus bandwidth ((n-1)/n B / time) grows with n.
+  double last_bus_bw = 0;
+  for (int n : {2, 4, 8}) {
+    const double time = idle_collective_time(*t, CollectiveKind::AllGather, CollectiveAlgorithm::Ring, first_n(n), B);
+    const double bus_bw = (n - 1.0) / n * B / time;
+    EXPECT_GT(bus_bw, last_bus_bw) << n;
+    last_bus_bw = bus_bw;
+  }
 }

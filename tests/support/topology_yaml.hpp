@@ -18,6 +18,7 @@ inline std::unique_ptr<interconnect::Topology> topology_from_yaml(const std::str
 }
 
 // The plain α–β form: both NCCL protocols priced alike.
-inline constexpr const char* kSingleProtocol = "ll_bandwidth_fraction: 1\nsimple_step_latency: 0us\n";
+inline constexpr const char* kSingleProtocol =
+    "ll_bandwidth_fraction: 1\nsimple_step_latency: 0us\nlocal_copy_bandwidth: 0GB/s\n";
 
 }  // namespace ks::test_support
