@@ -58,6 +58,14 @@ int cmd_calibrate(const std::vector<std::string>& args) {
     model.description += " (" + std::to_string(rows.size()) + " measurements of " + in.gpu +
                          (models.empty() ? "" : ", models " + models) + ")";
     util::write_file_atomically(out, model.to_yaml());
+    for (std::size_t c = 0; c < kernels::kNumKernelClasses; ++c) {
+      const auto cls = static_cast<kernels::KernelClass>(c);
+      const kernels::BoostSelection& s = model.params(cls).residual_selection;
+      if (s.folds == 0) continue;
+      std::cerr << kernels::class_name(cls) << " residual: depth " << s.options.depth << ", learning rate "
+                << s.options.learning_rate << ", " << s.options.trees << " trees (" << s.folds << "-fold CV over "
+                << s.families << " shape families: " << s.cv_mape << "%)\n";
+    }
     std::cerr << "calibrated on " << rows.size() << " measurements; wrote " << out << "\n";
     return kExitOk;
   });

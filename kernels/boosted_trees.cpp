@@ -153,9 +153,9 @@ void BoostedTrees::flatten() {
   }
 }
 
-double BoostedTrees::predict(const double* x) const {
+double BoostedTrees::predict(const double* x, std::size_t trees) const {
   double y = base_;
-  const std::size_t levels = static_cast<std::size_t>(depth_), count = trees_.size();
+  const std::size_t levels = static_cast<std::size_t>(depth_), count = std::min(trees, trees_.size());
   const std::int32_t* f = flat_features_.data();
   const double* thr = flat_thresholds_.data();
   const double* leaves = flat_leaves_.data();

@@ -34,7 +34,9 @@ class BoostedTrees {
   // rows: n x d features (row-major), targets and weights of length n.
   void fit(const std::vector<double>& rows, std::size_t dims, const std::vector<double>& targets,
            const std::vector<double>& weights, const BoostOptions& options = {});
-  double predict(const double* x) const;
+  double predict(const double* x) const { return predict(x, trees_.size()); }
+  // The prediction of the first `trees` trees alone (as if fitted with that many).
+  double predict(const double* x, std::size_t trees) const;
   bool empty() const { return trees_.empty(); }
   std::size_t dims() const { return dims_; }
   std::size_t size() const { return trees_.size(); }

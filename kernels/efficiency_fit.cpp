@@ -9,7 +9,10 @@
 #include <limits>
 #include <map>
 #include <set>
+#include <sstream>
 #include <stdexcept>
+
+#include "kernels/boost_selection.hpp"
 
 namespace ks::kernels {
 namespace {
@@ -18,7 +21,18 @@ struct Sample {
   KernelFeatures f;
   double log_seconds;
   double weight;
+  std::size_t family = 0;  // shape family (below), numbered in sorted order
 };
+
+// A kernel's shape without the amount of work the engine varies at run time (tokens, M,
+// sequences, lengths): one GEMM's N x K, one norm's width, one attention head layout. A model
+// the calibration never saw brings new families.
+std::string shape_family(const KernelShape& s) {
+  std::ostringstream key;
+  key << s.op << ' ' << dtype_name(s.dtype) << ' ' << s.n << ' ' << s.k << ' ' << (s.op == "gemm" ? s.batch : 0)
+      << ' ' << s.hidden << ' ' << s.heads << ' ' << s.kv_heads << ' ' << s.head_dim;
+  return key.str();
+}
 
 // Parameter vector layout: wc[0..nc) | wm[0..nm) | log_t0 | log_p_minus_1 | log_theta.
 struct Layout {
@@ -128,6 +142,7 @@ EfficiencyModel fit_efficiency(const std::vector<Measurement>& rows, const FitOp
   std::set<std::string> gpus;
 
   std::vector<std::pair<std::size_t, std::pair<std::string, std::string>>> keys;
+  std::array<std::vector<std::string>, kNumKernelClasses> families;
   for (const Measurement& m : rows) {
     const GpuSpec* gpu = find_builtin_gpu(m.gpu);
     if (gpu == nullptr) throw std::invalid_argument("measurement of unknown GPU '" + m.gpu + "'");
@@ -138,8 +153,16 @@ EfficiencyModel fit_efficiency(const std::vector<Measurement>& rows, const FitOp
     const auto c = static_cast<std::size_t>(cls);
     const double source = options.rows_are_engine_source ? 0.0 : other_source_flag(m.source);
     by_class[c].push_back({kernel_features(m.kernel, *gpu, source), std::log(m.seconds), 1.0});
+    families[c].push_back(shape_family(m.shape));
     keys.push_back({c, {m.gpu, m.source}});
     group_count[{m.gpu, m.source}][c] += 1.0;
+  }
+  for (std::size_t c = 0; c < kNumKernelClasses; ++c) {
+    std::map<std::string, std::size_t> ids;
+    for (const std::string& f : families[c]) ids.emplace(f, 0);
+    std::size_t next = 0;
+    for (auto& [key, id] : ids) id = next++;
+    for (std::size_t i = 0; i < families[c].size(); ++i) by_class[c][i].family = ids[families[c][i]];
   }
   // Equal weight per (GPU, source) group within a class, normalised to a mean weight of 1.
   {
@@ -190,12 +213,19 @@ EfficiencyModel fit_efficiency(const std::vector<Measurement>& rows, const FitOp
     if (options.residual_trees) {
       const std::size_t d = KernelFeatures::kResidualDims;
       std::vector<double> rows(samples.size() * d), targets(samples.size()), weights(samples.size());
+      std::vector<std::size_t> family(samples.size());
       for (std::size_t i = 0; i < samples.size(); ++i) {
         std::copy(samples[i].f.xr.begin(), samples[i].f.xr.end(), rows.begin() + static_cast<long>(i * d));
         targets[i] = samples[i].log_seconds - std::log(EfficiencyModel::parametric_seconds(samples[i].f, params));
         weights[i] = samples[i].weight;
+        family[i] = samples[i].family;
       }
-      params.residual.fit(rows, d, targets, weights, options.boost);
+      BoostOptions boost = options.boost;
+      if (options.select_residual) {
+        params.residual_selection = select_boost_options(rows, d, targets, weights, family);
+        if (params.residual_selection.folds > 0) boost = params.residual_selection.options;
+      }
+      params.residual.fit(rows, d, targets, weights, boost);
     }
     (void)prior_residual;
   }

@@ -16,6 +16,9 @@ struct FitOptions {
   const EfficiencyModel* prior = nullptr;
   std::size_t min_rows = 8;         // classes with fewer rows keep the prior's parameters
   bool residual_trees = false;      // also learn a boosted-tree residual per class
+  // Choose the trees' depth, learning rate and count per class by cross-validation over shape
+  // families of the rows being fitted (boost_selection.hpp) instead of using `boost`.
+  bool select_residual = false;
   // Treat every row as the serving engine's own kernels (source flag 0): the target tier's sweep
   // defines the kernels being simulated, whatever measured it.
   bool rows_are_engine_source = false;

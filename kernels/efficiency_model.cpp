@@ -232,6 +232,15 @@ std::string EfficiencyModel::to_yaml() const {
       out << YAML::Key << "residual_trees" << YAML::Value;
       p.residual.emit(out);
     }
+    if (p.residual_selection.folds > 0) {
+      const BoostSelection& sel = p.residual_selection;
+      out << YAML::Key << "residual_selection" << YAML::Value << YAML::Flow << YAML::BeginMap;
+      out << YAML::Key << "folds" << YAML::Value << sel.folds << YAML::Key << "families" << YAML::Value
+          << sel.families << YAML::Key << "cv_mape_pct" << YAML::Value << sel.cv_mape << YAML::Key << "depth"
+          << YAML::Value << sel.options.depth << YAML::Key << "learning_rate" << YAML::Value
+          << sel.options.learning_rate << YAML::Key << "trees" << YAML::Value << sel.options.trees;
+      out << YAML::EndMap;
+    }
     out << YAML::EndMap;
   }
   out << YAML::EndMap << YAML::EndMap;
@@ -280,6 +289,15 @@ EfficiencyModel EfficiencyModel::from_yaml(const std::string& text, const std::s
         p.residual = BoostedTrees::parse(n["residual_trees"]);
         if (p.residual.dims() != KernelFeatures::kResidualDims)
           throw std::runtime_error(std::string(kClassNames[c]) + ": residual trees have the wrong feature count");
+      }
+      if (const YAML::Node sel = n["residual_selection"]) {  // a record of the calibration, not used to predict
+        BoostSelection& r = p.residual_selection;
+        r.folds = sel["folds"].as<std::size_t>();
+        r.families = sel["families"].as<std::size_t>();
+        r.cv_mape = sel["cv_mape_pct"].as<double>();
+        r.options.depth = sel["depth"].as<int>();
+        r.options.learning_rate = sel["learning_rate"].as<double>();
+        r.options.trees = sel["trees"].as<int>();
       }
     }
   } catch (const YAML::Exception& e) {  // "yaml-cpp: error at line 3, column 17: bad conversion"

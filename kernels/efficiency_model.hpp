@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/boost_selection.hpp"
 #include "kernels/boosted_trees.hpp"
 #include "kernels/gpu_spec.hpp"
 #include "kernels/kernel.hpp"
@@ -82,6 +83,7 @@ struct ClassParams {
   double log_theta = std::log(64.0);      // bytes per SM-cycle; 64 keeps the term out of the way
   bool fitted = false;
   BoostedTrees residual;  // log(measured / parametric); empty = none
+  BoostSelection residual_selection;  // how the residual's settings were chosen (folds 0: not by CV)
 };
 
 class EfficiencyModel {

@@ -55,6 +55,7 @@ EfficiencyModel fit_target(const std::vector<Measurement>& target_rows, const Ef
   FitOptions options;
   options.prior = &prior;
   options.residual_trees = true;
+  options.select_residual = true;
   options.rows_are_engine_source = true;
   EfficiencyModel model = fit_efficiency(target_rows, options);
   model.description = "target: fitted on a sweep of the target GPU, cross-gen model as prior";

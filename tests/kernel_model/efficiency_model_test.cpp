@@ -66,11 +66,20 @@ TEST(EfficiencyFit, RecoversAKnownModelAndTransfersToAnUnseenGpu) {
 }
 
 TEST(EfficiencyModel, YamlRoundTripIsExact) {
-  const EfficiencyModel t = truth();
+  EfficiencyModel t = truth();
+  auto& selection = t.params(KernelClass::Gemm).residual_selection;  // the calibration's record
+  selection.folds = 5;
+  selection.families = 32;
+  selection.cv_mape = 5.25;
+  selection.options.depth = 4;
+  selection.options.learning_rate = 0.4;
+  selection.options.trees = 75;
   const EfficiencyModel again = EfficiencyModel::from_yaml(t.to_yaml(), "t.yaml");
   const GpuSpec& gpu = *find_builtin_gpu("a40");
   const Kernel k = make_gemm("gemm", 300, 4096, 4096, DType::FP16, 2, 2);
   EXPECT_DOUBLE_EQ(again.cost(k, gpu).seconds, t.cost(k, gpu).seconds);
+  EXPECT_EQ(again.to_yaml(), t.to_yaml());
+  EXPECT_EQ(again.params(KernelClass::Gemm).residual_selection.options.trees, 75);
   EXPECT_THROW(EfficiencyModel::from_yaml("foo: 1", "bad.yaml"), SpecError);
   EXPECT_THROW(EfficiencyModel::from_yaml("kernel_efficiency_model: 1\nclasses: {gemm: {t0_us: -1}}", "b.yaml"),
                SpecError);
