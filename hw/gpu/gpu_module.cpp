@@ -79,6 +79,36 @@ void GpuModule::account(const kernels::Kernel& kernel, const kernels::KernelCost
   slots.by_phase->add(kernel, cost, n);
 }
 
+// `repeat` launches of a priced kernel: the GPU's totals now, its statistics rows later.
+void GpuModule::defer_account(const PricedKernel& p, int repeat) {
+  if (p.slots.by_class == nullptr) return;  // a collective: the TP group's statistics
+  busy_ps_ += static_cast<std::int64_t>(p.duration.value()) * repeat;  // = to_picoseconds(cost.seconds)
+  kernels_executed_ += static_cast<std::uint64_t>(repeat);
+  p.unaccounted += static_cast<std::uint64_t>(repeat);
+}
+
+void GpuModule::settle(const PricedKernel& p) {
+  if (p.unaccounted == 0) return;
+  p.slots.by_class->add(p.kernel_copy, p.cost, p.unaccounted);
+  p.slots.by_phase->add(p.kernel_copy, p.cost, p.unaccounted);
+  p.unaccounted = 0;
+}
+
+void GpuModule::settle_all() const {
+  for (const auto* part : {&pre_, &layer_, &post_})
+    for (const PricedKernel& p : *part) settle(p);
+}
+
+const std::map<std::string, KernelClassStats>& GpuModule::kernel_stats() const {
+  settle_all();
+  return stats_;
+}
+
+const std::map<KernelPhaseKey, KernelClassStats>& GpuModule::kernel_phase_stats() const {
+  settle_all();
+  return phase_stats_;
+}
+
 void GpuModule::launch(proto::KernelLaunch& k, const sc_core::sc_time& issue_time) {
   k.cost = kernel_cost(k.kernel);
   auto& free_at = stream_free_[static_cast<std::size_t>(k.stream)];
@@ -121,6 +151,7 @@ void GpuModule::price(const std::vector<kernels::Kernel>& kernels, std::vector<P
   // elementwise kernels; only attention moves with the context lengths).
   const bool reuse = reuses_kernel_costs();
   const std::size_t kept = reuse ? std::min(out.size(), kernels.size()) : 0;
+  for (std::size_t i = kernels.size(); i < out.size(); ++i) settle(out[i]);
   out.resize(kernels.size());
   for (std::size_t i = 0; i < kernels.size(); ++i) {
     const kernels::Kernel& kernel = kernels[i];
@@ -129,6 +160,7 @@ void GpuModule::price(const std::vector<kernels::Kernel>& kernels, std::vector<P
       p.kernel = &kernel;
       continue;
     }
+    settle(p);  // the launches of the shape it replaces
     if (kernels::is_collective(kernel.op)) {  // timed by the group, not run here (no statistics)
       p = {&kernel, kernels::KernelCost{}, collectives->duration(kernel), StatsSlots{nullptr, nullptr}, {}};
     } else {
@@ -167,10 +199,10 @@ void GpuModule::launch_step(proto::StepLaunch& st, const sc_core::sc_time& issue
   }
   // Integer statistics: one add of n launches per layer kernel equals n separate launches.
   const int n = step.num_layers;
-  for (const PricedKernel& p : pre_) account(*p.kernel, p.cost, 1, p.slots);
+  for (const PricedKernel& p : pre_) defer_account(p, 1);
   if (n > 0)
-    for (const PricedKernel& p : layer_) account(*p.kernel, p.cost, n, p.slots);
-  for (const PricedKernel& p : post_) account(*p.kernel, p.cost, 1, p.slots);
+    for (const PricedKernel& p : layer_) defer_account(p, n);
+  for (const PricedKernel& p : post_) defer_account(p, 1);
 }
 
 // A TP rank's step: kernel by kernel (layers are no longer a closed form once collectives,

@@ -57,8 +57,8 @@ class GpuModule : public sc_core::sc_module {
   sc_core::sc_time stream_free_at(int stream) const;
   double busy_seconds() const { return static_cast<double>(busy_ps_) * 1e-12; }
   std::uint64_t kernels_executed() const { return kernels_executed_; }
-  const std::map<std::string, KernelClassStats>& kernel_stats() const { return stats_; }
-  const std::map<KernelPhaseKey, KernelClassStats>& kernel_phase_stats() const { return phase_stats_; }
+  const std::map<std::string, KernelClassStats>& kernel_stats() const;
+  const std::map<KernelPhaseKey, KernelClassStats>& kernel_phase_stats() const;
   // Records every kernel on a track per stream under `process` (nullptr: no tracing, the default).
   void set_trace(util::TraceRecorder* trace, const std::string& process) {
     trace_ = trace;
@@ -88,17 +88,24 @@ class GpuModule : public sc_core::sc_module {
   struct SlotKeyHash {
     std::size_t operator()(const SlotKey& k) const;
   };
-  // One priced kernel of a step: its stream time and where its statistics go.
+  // One priced kernel of a step: its stream time and where its statistics go. Its launches
+  // reach the statistics rows when its shape changes or the rows are read (`unaccounted`):
+  // consecutive steps mostly repeat a kernel, and integer sums of n launches added at once equal
+  // n adds, so the rows are the same and a repeated kernel costs a counter increment a step.
   struct PricedKernel {
     const kernels::Kernel* kernel;
     kernels::KernelCost cost;
     sc_core::sc_time duration;
     StatsSlots slots;
     kernels::Kernel kernel_copy;  // what was priced, to recognise it in the next step
+    mutable std::uint64_t unaccounted = 0;
   };
   static bool same_shape(const kernels::Kernel& a, const kernels::Kernel& b);
   StatsSlots slots_for(const kernels::Kernel& kernel);
   void account(const kernels::Kernel& kernel, const kernels::KernelCost& cost, int repeat, const StatsSlots& slots);
+  void defer_account(const PricedKernel& p, int repeat);
+  static void settle(const PricedKernel& p);
+  void settle_all() const;
   void price(const std::vector<kernels::Kernel>& kernels, std::vector<PricedKernel>& out,
              proto::CollectiveTimer* collectives);
   void launch_step_closed_form(proto::StepLaunch& step, const sc_core::sc_time& issue_time);
