@@ -228,33 +228,65 @@ void GpuModule::launch_step_with_collectives(proto::StepLaunch& st, const sc_cor
   }
   const proto::CollectiveTally* tally = st.tally;
   sc_core::sc_time issued = issue_time;
+  bool issue_bound = false;  // the issue time decided a maximum (the launch-bound side)
+  layer_tally_.clear();
   auto run_one = [&](const PricedKernel& p) {
     issued += L;
     if (p.slots.by_class != nullptr) {
+      issue_bound |= issued > compute_free;
       compute_free = std::max(issued, compute_free) + p.duration;
       return;
     }
     const sc_core::sc_time compute_done = compute_free;
+    issue_bound |= issued > compute_done;
     const sc_core::sc_time ready = std::max({issued, compute_done, comm_free});
     const sc_core::sc_time finish = ready + p.duration;
     comm_free = std::max(comm_free, finish);
     const sc_core::sc_time could_go = std::max(issued, compute_done);  // the compute stream waits
     compute_free = std::max(compute_free, finish);
     if (tally != nullptr) {
-      ++*tally->count;
-      *tally->seconds += sim::to_seconds(finish - ready);
-      if (finish > could_go) *tally->exposed_seconds += sim::to_seconds(finish - could_go);
+      const CollectiveShare share{sim::to_seconds(finish - ready),
+                                  finish > could_go ? sim::to_seconds(finish - could_go) : -1.0};
+      layer_tally_.push_back(share);
+      add_share(*tally, share);
     }
   };
   for (const PricedKernel& p : pre_) run_one(p);
-  for (int layer = 0; layer < st.kernels->num_layers; ++layer)
+  // Layers one by one until one of them maps its start (compute, comm and issue times) to its end
+  // by adding the same time to each, or to the two stream times when the issue time decided
+  // nothing in it and advances no faster. The walk is a max-plus recurrence, so shifting its
+  // inputs shifts its outputs: every later layer then repeats that one shifted, with the same
+  // collective durations and exposure, and the rest is a multiplication (the same integer
+  // picoseconds as the walk; the tally adds the same values in the same order).
+  const int n = st.kernels->num_layers;
+  for (int layer = 0; layer < n; ++layer) {
+    const sc_core::sc_time c0 = compute_free, m0 = comm_free, i0 = issued;
+    issue_bound = false;
+    layer_tally_.clear();
     for (const PricedKernel& p : layer_) run_one(p);
+    const sc_core::sc_time dc = compute_free - c0, dm = comm_free - m0, di = issued - i0;
+    if (dc != dm || !(dc == di || (!issue_bound && dc >= di))) continue;
+    const auto rest = static_cast<sc_dt::uint64>(n - 1 - layer);
+    compute_free += sc_core::sc_time::from_value(dc.value() * rest);
+    comm_free += sc_core::sc_time::from_value(dm.value() * rest);
+    issued += sc_core::sc_time::from_value(di.value() * rest);
+    if (tally != nullptr)
+      for (sc_dt::uint64 r = 0; r < rest; ++r)
+        for (const CollectiveShare& share : layer_tally_) add_share(*tally, share);
+    break;
+  }
   for (const PricedKernel& p : post_) run_one(p);
   st.finish = std::max(compute_free, comm_free);
   if (st.record != nullptr) {
     st.record->compute_after = compute_free;
     st.record->comm_after = comm_free;
   }
+}
+
+void GpuModule::add_share(const proto::CollectiveTally& tally, const CollectiveShare& share) {
+  ++*tally.count;
+  *tally.seconds += share.seconds;
+  if (share.exposed_seconds >= 0) *tally.exposed_seconds += share.exposed_seconds;
 }
 
 // The recurrence is deterministic: the same start and the same durations give the same end.

@@ -110,6 +110,11 @@ class GpuModule : public sc_core::sc_module {
              proto::CollectiveTimer* collectives);
   void launch_step_closed_form(proto::StepLaunch& step, const sc_core::sc_time& issue_time);
   void launch_step_with_collectives(proto::StepLaunch& step, const sc_core::sc_time& issue_time);
+  // What one collective of a layer adds to its group's tally (exposed < 0: nothing exposed).
+  struct CollectiveShare {
+    double seconds, exposed_seconds;
+  };
+  static void add_share(const proto::CollectiveTally& tally, const CollectiveShare& share);
   bool replay_matches(const proto::StepReplay& replay, const sc_core::sc_time& issue,
                       const sc_core::sc_time& compute_free, const sc_core::sc_time& comm_free) const;
 
@@ -124,6 +129,7 @@ class GpuModule : public sc_core::sc_module {
   std::array<int, kMaxStreams> trace_tracks_{};  // -1: not created yet
   tsl::robin_map<SlotKey, StatsSlots, SlotKeyHash> slots_;
   std::vector<PricedKernel> pre_, layer_, post_;  // launch_step scratch: no allocation per step
+  std::vector<CollectiveShare> layer_tally_;       // launch_step_with_collectives scratch
 };
 
 // What a GPU kind's factory receives.
