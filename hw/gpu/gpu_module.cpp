@@ -7,6 +7,14 @@
 #include "sc_modules/sim/time.hpp"
 
 namespace ks::hw {
+namespace {
+// t * count in integer picoseconds (sc_time * double goes through a double: the same value below
+// 2^53 ps, at several times the cost).
+template <typename Count>
+sc_core::sc_time times(const sc_core::sc_time& t, Count count) {
+  return sc_core::sc_time::from_value(t.value() * static_cast<sc_dt::uint64>(count));
+}
+}  // namespace
 
 GpuModule::GpuModule(const sc_core::sc_module_name& name, int device_id)
     : sc_core::sc_module(name), socket("socket"), device_id_(device_id) {
@@ -319,16 +327,16 @@ void GpuModule::launch_step_closed_form(proto::StepLaunch& st, const sc_core::sc
     sc_core::sc_time D = sc_core::SC_ZERO_TIME, A = sc_core::SC_ZERO_TIME, suffix = sc_core::SC_ZERO_TIME;
     for (std::size_t j = P; j-- > 0;) {
       suffix += layer_[j].duration;
-      A = std::max(A, L * static_cast<double>(j + 1) + suffix);
+      A = std::max(A, times(L, j + 1) + suffix);
     }
     D = suffix;
-    const sc_core::sc_time layer_launch = L * static_cast<double>(P);
+    const sc_core::sc_time layer_launch = times(L, P);
     const sc_core::sc_time b0 = issued;
     const int latest = layer_launch <= D ? 0 : n - 1;  // the layer whose issue term dominates
     const sc_core::sc_time from_issue =
-        b0 + layer_launch * static_cast<double>(latest) + A + D * static_cast<double>(n - 1 - latest);
-    f = std::max(f + D * static_cast<double>(n), from_issue);
-    issued = b0 + layer_launch * static_cast<double>(n);
+        b0 + times(layer_launch, latest) + A + times(D, n - 1 - latest);
+    f = std::max(f + times(D, n), from_issue);
+    issued = b0 + times(layer_launch, n);
   }
   for (const PricedKernel& p : post_) run_one(p);
   free_at = f;
