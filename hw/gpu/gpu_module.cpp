@@ -7,14 +7,6 @@
 #include "sc_modules/sim/time.hpp"
 
 namespace ks::hw {
-namespace {
-// t * count in integer picoseconds (sc_time * double goes through a double: the same value below
-// 2^53 ps, at several times the cost).
-template <typename Count>
-sc_core::sc_time times(const sc_core::sc_time& t, Count count) {
-  return sc_core::sc_time::from_value(t.value() * static_cast<sc_dt::uint64>(count));
-}
-}  // namespace
 
 GpuModule::GpuModule(const sc_core::sc_module_name& name, int device_id)
     : sc_core::sc_module(name), socket("socket"), device_id_(device_id) {
@@ -323,20 +315,21 @@ void GpuModule::launch_step_closed_form(proto::StepLaunch& st, const sc_core::sc
 
   const int n = step.num_layers;
   if (n > 0 && !layer_.empty()) {
-    const std::size_t P = layer_.size();
-    sc_core::sc_time D = sc_core::SC_ZERO_TIME, A = sc_core::SC_ZERO_TIME, suffix = sc_core::SC_ZERO_TIME;
-    for (std::size_t j = P; j-- > 0;) {
-      suffix += layer_[j].duration;
-      A = std::max(A, times(L, j + 1) + suffix);
+    // In integer picoseconds: sc_time * double goes through a double and sc_time::from_value
+    // is a library call, several times the cost of the arithmetic (the same values).
+    using Ps = sc_dt::uint64;
+    const Ps l = L.value(), layers = static_cast<Ps>(n), P = layer_.size();
+    Ps D = 0, A = 0;
+    for (Ps j = P; j-- > 0;) {
+      D += layer_[j].duration.value();
+      A = std::max(A, l * (j + 1) + D);
     }
-    D = suffix;
-    const sc_core::sc_time layer_launch = times(L, P);
-    const sc_core::sc_time b0 = issued;
-    const int latest = layer_launch <= D ? 0 : n - 1;  // the layer whose issue term dominates
-    const sc_core::sc_time from_issue =
-        b0 + times(layer_launch, latest) + A + times(D, n - 1 - latest);
-    f = std::max(f + times(D, n), from_issue);
-    issued = b0 + times(layer_launch, n);
+    const Ps layer_launch = l * P;
+    const Ps b0 = issued.value();
+    const Ps latest = layer_launch <= D ? 0 : layers - 1;  // the layer whose issue term dominates
+    const Ps from_issue = b0 + layer_launch * latest + A + D * (layers - 1 - latest);
+    f = sc_core::sc_time::from_value(std::max(f.value() + D * layers, from_issue));
+    issued = sc_core::sc_time::from_value(b0 + layer_launch * layers);
   }
   for (const PricedKernel& p : post_) run_one(p);
   free_at = f;
