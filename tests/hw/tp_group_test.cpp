@@ -181,19 +181,28 @@ kernels::StepKernels layered_step(double all_reduce_bytes, int layers) {
   step.post = {gemm(512)};
   return step;
 }
+
+// Two ranks on links of their own (declared), a host launching on the group.
+struct DeclaredPair {
+  sim::Environment env;
+  Rig rig{2};
+  Launcher host{"host"};
+  DeclaredPair() {
+    rig.fabric->declare_group(rig.group->device_ids());
+    host.socket.bind(rig.group->socket);
+  }
+};
 }  // namespace
 
 // 40 layers: most of them are not walked but repeated (gpu_module.cpp), which must not show.
 TEST(TpGroup, WholeStepOnItsOwnLinksTimesEveryCollectiveAsTheFabricWould) {
-  sim::Environment env;
-  Rig rig(2);
-  rig.fabric->declare_group(rig.group->device_ids());
-  Launcher host("host");
-  host.socket.bind(rig.group->socket);
+  DeclaredPair pair;
+  Rig& rig = pair.rig;
+  Launcher& host = pair.host;
   const double B = 32.0 * 1024 * 1024;
   const int layers = 40;
   const kernels::StepKernels step = layered_step(B, layers);
-  env.process([&] {
+  pair.env.process([&] {
     EXPECT_EQ(launch_whole_step(host.socket, host.pool, step), tlm::TLM_OK_RESPONSE);
     const double t = host.synchronize();
     const auto& g = *rig.gpus[0];
@@ -202,7 +211,7 @@ TEST(TpGroup, WholeStepOnItsOwnLinksTimesEveryCollectiveAsTheFabricWould) {
                            gemm_seconds(512, g);
     EXPECT_NEAR(t, compute + 2 * layers * ring2_seconds(B), 1e-9);
   });
-  env.run();
+  pair.env.run();
   EXPECT_EQ(rig.group->collectives(), 2u * layers);
   EXPECT_NEAR(rig.group->comm_seconds(), 2 * layers * ring2_seconds(B), 1e-9);
   EXPECT_NEAR(rig.group->exposed_comm_seconds(), 2 * layers * ring2_seconds(B), 1e-9);
@@ -214,11 +223,9 @@ TEST(TpGroup, WholeStepOnItsOwnLinksTimesEveryCollectiveAsTheFabricWould) {
 // 0.14 us, an all-reduce ~32 us, a launch 100 us), so the step ends one GEMM after the last
 // issue, and each all-reduce is exposed for its whole duration, over 50 layers.
 TEST(TpGroup, LaunchBoundWholeStepOfManyLayersEndsAtTheLastIssue) {
-  sim::Environment env;
-  Rig rig(2);
-  rig.fabric->declare_group(rig.group->device_ids());
-  Launcher host("host");
-  host.socket.bind(rig.group->socket);
+  DeclaredPair pair;
+  Rig& rig = pair.rig;
+  Launcher& host = pair.host;
   const double B = 1000, L = 100e-6;
   const int layers = 50;
   kernels::StepKernels step;
@@ -226,13 +233,13 @@ TEST(TpGroup, LaunchBoundWholeStepOfManyLayersEndsAtTheLastIssue) {
   step.per_layer = {gemm(1), all_reduce(B), gemm(1), all_reduce(B)};
   step.num_layers = layers;
   step.post = {gemm(1)};
-  env.process([&] {
+  pair.env.process([&] {
     EXPECT_EQ(launch_whole_step(host.socket, host.pool, step, sc_core::sc_time(L, sc_core::SC_SEC)),
               tlm::TLM_OK_RESPONSE);
     const double t = host.synchronize();
     EXPECT_NEAR(t, (2 + 4 * layers) * L + gemm_seconds(1, *rig.gpus[0]), 1e-9);
   });
-  env.run();
+  pair.env.run();
   EXPECT_EQ(rig.group->collectives(), 2u * layers);
   EXPECT_NEAR(rig.group->comm_seconds(), 2 * layers * ring2_seconds(B), 1e-9);
   EXPECT_NEAR(rig.group->exposed_comm_seconds(), 2 * layers * ring2_seconds(B), 1e-9);
