@@ -113,7 +113,7 @@ bool kernel_class(OpKind op, KernelClass* out) {
   }
 }
 
-KernelFeatures kernel_features(const Kernel& k, const GpuSpec& gpu, double other_source) {
+KernelFeatures kernel_features(const Kernel& k, const GpuSpec& gpu, double other_source, bool residual) {
   KernelFeatures f;
   if (!kernel_class(k.op, &f.cls))
     throw std::invalid_argument("kernel '" + std::string(k.name) + "' has no efficiency class");
@@ -125,7 +125,7 @@ KernelFeatures kernel_features(const Kernel& k, const GpuSpec& gpu, double other
     for (double d : v) x[n++] = d;
   };
   const double m = static_cast<double>(k.m), n = static_cast<double>(k.n), kk = static_cast<double>(k.k);
-  residual_features(k, gpu, f);
+  if (residual) residual_features(k, gpu, f);
   switch (f.cls) {
     case KernelClass::Gemm: {
       const double lm = l2(m * static_cast<double>(k.batch));
@@ -170,11 +170,13 @@ double EfficiencyModel::parametric_seconds(const KernelFeatures& f, const ClassP
   const double ts = f.t_issue / std::exp(p.log_theta);
   const double power = 1.0 + std::exp(p.log_p_minus_1);
   const double hi = std::max({tc, tm, ts});
+  // pow(1, p) = 1 and pow(0, p) = 0 exactly: the largest term (and an absent one) costs no call.
+  auto relative = [&](double t) {
+    const double r = t / hi;
+    return r == 1.0 || r == 0.0 ? r : std::pow(r, power);
+  };
   double body = 0;
-  if (hi > 0) {
-    body = hi * std::pow(std::pow(tc / hi, power) + std::pow(tm / hi, power) + std::pow(ts / hi, power),
-                         1.0 / power);
-  }
+  if (hi > 0) body = hi * std::pow(relative(tc) + relative(tm) + relative(ts), 1.0 / power);
   return std::exp(p.log_t0) + body;
 }
 
@@ -194,8 +196,8 @@ double EfficiencyModel::predict_seconds(const KernelFeatures& f) const {
 KernelCost EfficiencyModel::cost(const Kernel& kernel, const GpuSpec& gpu) const {
   KernelClass cls;
   if (!kernel_class(kernel.op, &cls)) return roofline_cost(kernel, gpu, 0.0);  // collectives
-  const KernelFeatures f = kernel_features(kernel, gpu);
   const ClassParams& p = params(cls);
+  const KernelFeatures f = kernel_features(kernel, gpu, 0.0, !p.residual.empty());
   KernelCost c{};
   c.seconds = predict_seconds(f, p);
   c.launch_seconds = std::exp(p.log_t0);

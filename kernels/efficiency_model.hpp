@@ -72,8 +72,11 @@ struct KernelFeatures {
 
 // `vendor_source` flags measurements whose source behaves differently from the engine being
 // modelled (0 for the serving engine's own kernels). Throws std::invalid_argument for a kernel
-// without a class (collectives) or a dtype the GPU has no peak for.
-KernelFeatures kernel_features(const Kernel& kernel, const GpuSpec& gpu, double other_source = 0.0);
+// without a class (collectives) or a dtype the GPU has no peak for. `residual` false leaves xr
+// zero (a class without residual trees does not read it; its dozen log2 calls were half the price
+// of a kernel nothing remembers, such as a step's attention).
+KernelFeatures kernel_features(const Kernel& kernel, const GpuSpec& gpu, double other_source = 0.0,
+                               bool residual = true);
 
 struct ClassParams {
   std::vector<double> wc;  // compute-efficiency weights (size nc)

@@ -79,6 +79,36 @@ void GpuModule::account(const kernels::Kernel& kernel, const kernels::KernelCost
   slots.by_phase->add(kernel, cost, n);
 }
 
+// `repeat` launches of a priced kernel: the GPU's totals now, its statistics rows later.
+void GpuModule::defer_account(const PricedKernel& p, int repeat) {
+  if (p.slots.by_class == nullptr) return;  // a collective: the TP group's statistics
+  busy_ps_ += static_cast<std::int64_t>(p.duration.value()) * repeat;  // = to_picoseconds(cost.seconds)
+  kernels_executed_ += static_cast<std::uint64_t>(repeat);
+  p.unaccounted += static_cast<std::uint64_t>(repeat);
+}
+
+void GpuModule::settle(const PricedKernel& p) {
+  if (p.unaccounted == 0) return;
+  p.slots.by_class->add(p.kernel_copy, p.cost, p.unaccounted);
+  p.slots.by_phase->add(p.kernel_copy, p.cost, p.unaccounted);
+  p.unaccounted = 0;
+}
+
+void GpuModule::settle_all() const {
+  for (const auto* part : {&pre_, &layer_, &post_})
+    for (const PricedKernel& p : *part) settle(p);
+}
+
+const std::map<std::string, KernelClassStats>& GpuModule::kernel_stats() const {
+  settle_all();
+  return stats_;
+}
+
+const std::map<KernelPhaseKey, KernelClassStats>& GpuModule::kernel_phase_stats() const {
+  settle_all();
+  return phase_stats_;
+}
+
 void GpuModule::launch(proto::KernelLaunch& k, const sc_core::sc_time& issue_time) {
   k.cost = kernel_cost(k.kernel);
   auto& free_at = stream_free_[static_cast<std::size_t>(k.stream)];
@@ -121,6 +151,7 @@ void GpuModule::price(const std::vector<kernels::Kernel>& kernels, std::vector<P
   // elementwise kernels; only attention moves with the context lengths).
   const bool reuse = reuses_kernel_costs();
   const std::size_t kept = reuse ? std::min(out.size(), kernels.size()) : 0;
+  for (std::size_t i = kernels.size(); i < out.size(); ++i) settle(out[i]);
   out.resize(kernels.size());
   for (std::size_t i = 0; i < kernels.size(); ++i) {
     const kernels::Kernel& kernel = kernels[i];
@@ -129,6 +160,7 @@ void GpuModule::price(const std::vector<kernels::Kernel>& kernels, std::vector<P
       p.kernel = &kernel;
       continue;
     }
+    settle(p);  // the launches of the shape it replaces
     if (kernels::is_collective(kernel.op)) {  // timed by the group, not run here (no statistics)
       p = {&kernel, kernels::KernelCost{}, collectives->duration(kernel), StatsSlots{nullptr, nullptr}, {}};
     } else {
@@ -167,10 +199,10 @@ void GpuModule::launch_step(proto::StepLaunch& st, const sc_core::sc_time& issue
   }
   // Integer statistics: one add of n launches per layer kernel equals n separate launches.
   const int n = step.num_layers;
-  for (const PricedKernel& p : pre_) account(*p.kernel, p.cost, 1, p.slots);
+  for (const PricedKernel& p : pre_) defer_account(p, 1);
   if (n > 0)
-    for (const PricedKernel& p : layer_) account(*p.kernel, p.cost, n, p.slots);
-  for (const PricedKernel& p : post_) account(*p.kernel, p.cost, 1, p.slots);
+    for (const PricedKernel& p : layer_) defer_account(p, n);
+  for (const PricedKernel& p : post_) defer_account(p, 1);
 }
 
 // A TP rank's step: kernel by kernel (layers are no longer a closed form once collectives,
@@ -196,33 +228,65 @@ void GpuModule::launch_step_with_collectives(proto::StepLaunch& st, const sc_cor
   }
   const proto::CollectiveTally* tally = st.tally;
   sc_core::sc_time issued = issue_time;
+  bool issue_bound = false;  // the issue time decided a maximum (the launch-bound side)
+  layer_tally_.clear();
   auto run_one = [&](const PricedKernel& p) {
     issued += L;
     if (p.slots.by_class != nullptr) {
+      issue_bound |= issued > compute_free;
       compute_free = std::max(issued, compute_free) + p.duration;
       return;
     }
     const sc_core::sc_time compute_done = compute_free;
+    issue_bound |= issued > compute_done;
     const sc_core::sc_time ready = std::max({issued, compute_done, comm_free});
     const sc_core::sc_time finish = ready + p.duration;
     comm_free = std::max(comm_free, finish);
     const sc_core::sc_time could_go = std::max(issued, compute_done);  // the compute stream waits
     compute_free = std::max(compute_free, finish);
     if (tally != nullptr) {
-      ++*tally->count;
-      *tally->seconds += sim::to_seconds(finish - ready);
-      if (finish > could_go) *tally->exposed_seconds += sim::to_seconds(finish - could_go);
+      const CollectiveShare share{sim::to_seconds(finish - ready),
+                                  finish > could_go ? sim::to_seconds(finish - could_go) : -1.0};
+      layer_tally_.push_back(share);
+      add_share(*tally, share);
     }
   };
   for (const PricedKernel& p : pre_) run_one(p);
-  for (int layer = 0; layer < st.kernels->num_layers; ++layer)
+  // Layers one by one until one of them maps its start (compute, comm and issue times) to its end
+  // by adding the same time to each, or to the two stream times when the issue time decided
+  // nothing in it and advances no faster. The walk is a max-plus recurrence, so shifting its
+  // inputs shifts its outputs: every later layer then repeats that one shifted, with the same
+  // collective durations and exposure, and the rest is a multiplication (the same integer
+  // picoseconds as the walk; the tally adds the same values in the same order).
+  const int n = st.kernels->num_layers;
+  for (int layer = 0; layer < n; ++layer) {
+    const sc_core::sc_time c0 = compute_free, m0 = comm_free, i0 = issued;
+    issue_bound = false;
+    layer_tally_.clear();
     for (const PricedKernel& p : layer_) run_one(p);
+    const sc_core::sc_time dc = compute_free - c0, dm = comm_free - m0, di = issued - i0;
+    if (dc != dm || !(dc == di || (!issue_bound && dc >= di))) continue;
+    const auto rest = static_cast<sc_dt::uint64>(n - 1 - layer);
+    compute_free += sc_core::sc_time::from_value(dc.value() * rest);
+    comm_free += sc_core::sc_time::from_value(dm.value() * rest);
+    issued += sc_core::sc_time::from_value(di.value() * rest);
+    if (tally != nullptr)
+      for (sc_dt::uint64 r = 0; r < rest; ++r)
+        for (const CollectiveShare& share : layer_tally_) add_share(*tally, share);
+    break;
+  }
   for (const PricedKernel& p : post_) run_one(p);
   st.finish = std::max(compute_free, comm_free);
   if (st.record != nullptr) {
     st.record->compute_after = compute_free;
     st.record->comm_after = comm_free;
   }
+}
+
+void GpuModule::add_share(const proto::CollectiveTally& tally, const CollectiveShare& share) {
+  ++*tally.count;
+  *tally.seconds += share.seconds;
+  if (share.exposed_seconds >= 0) *tally.exposed_seconds += share.exposed_seconds;
 }
 
 // The recurrence is deterministic: the same start and the same durations give the same end.
@@ -251,20 +315,21 @@ void GpuModule::launch_step_closed_form(proto::StepLaunch& st, const sc_core::sc
 
   const int n = step.num_layers;
   if (n > 0 && !layer_.empty()) {
-    const std::size_t P = layer_.size();
-    sc_core::sc_time D = sc_core::SC_ZERO_TIME, A = sc_core::SC_ZERO_TIME, suffix = sc_core::SC_ZERO_TIME;
-    for (std::size_t j = P; j-- > 0;) {
-      suffix += layer_[j].duration;
-      A = std::max(A, L * static_cast<double>(j + 1) + suffix);
+    // In integer picoseconds: sc_time * double goes through a double and sc_time::from_value
+    // is a library call, several times the cost of the arithmetic (the same values).
+    using Ps = sc_dt::uint64;
+    const Ps l = L.value(), layers = static_cast<Ps>(n), P = layer_.size();
+    Ps D = 0, A = 0;
+    for (Ps j = P; j-- > 0;) {
+      D += layer_[j].duration.value();
+      A = std::max(A, l * (j + 1) + D);
     }
-    D = suffix;
-    const sc_core::sc_time layer_launch = L * static_cast<double>(P);
-    const sc_core::sc_time b0 = issued;
-    const int latest = layer_launch <= D ? 0 : n - 1;  // the layer whose issue term dominates
-    const sc_core::sc_time from_issue =
-        b0 + layer_launch * static_cast<double>(latest) + A + D * static_cast<double>(n - 1 - latest);
-    f = std::max(f + D * static_cast<double>(n), from_issue);
-    issued = b0 + layer_launch * static_cast<double>(n);
+    const Ps layer_launch = l * P;
+    const Ps b0 = issued.value();
+    const Ps latest = layer_launch <= D ? 0 : layers - 1;  // the layer whose issue term dominates
+    const Ps from_issue = b0 + layer_launch * latest + A + D * (layers - 1 - latest);
+    f = sc_core::sc_time::from_value(std::max(f.value() + D * layers, from_issue));
+    issued = sc_core::sc_time::from_value(b0 + layer_launch * layers);
   }
   for (const PricedKernel& p : post_) run_one(p);
   free_at = f;

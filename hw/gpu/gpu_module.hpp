@@ -57,8 +57,8 @@ class GpuModule : public sc_core::sc_module {
   sc_core::sc_time stream_free_at(int stream) const;
   double busy_seconds() const { return static_cast<double>(busy_ps_) * 1e-12; }
   std::uint64_t kernels_executed() const { return kernels_executed_; }
-  const std::map<std::string, KernelClassStats>& kernel_stats() const { return stats_; }
-  const std::map<KernelPhaseKey, KernelClassStats>& kernel_phase_stats() const { return phase_stats_; }
+  const std::map<std::string, KernelClassStats>& kernel_stats() const;
+  const std::map<KernelPhaseKey, KernelClassStats>& kernel_phase_stats() const;
   // Records every kernel on a track per stream under `process` (nullptr: no tracing, the default).
   void set_trace(util::TraceRecorder* trace, const std::string& process) {
     trace_ = trace;
@@ -88,21 +88,33 @@ class GpuModule : public sc_core::sc_module {
   struct SlotKeyHash {
     std::size_t operator()(const SlotKey& k) const;
   };
-  // One priced kernel of a step: its stream time and where its statistics go.
+  // One priced kernel of a step: its stream time and where its statistics go. Its launches
+  // reach the statistics rows when its shape changes or the rows are read (`unaccounted`):
+  // consecutive steps mostly repeat a kernel, and integer sums of n launches added at once equal
+  // n adds, so the rows are the same and a repeated kernel costs a counter increment a step.
   struct PricedKernel {
     const kernels::Kernel* kernel;
     kernels::KernelCost cost;
     sc_core::sc_time duration;
     StatsSlots slots;
     kernels::Kernel kernel_copy;  // what was priced, to recognise it in the next step
+    mutable std::uint64_t unaccounted = 0;
   };
   static bool same_shape(const kernels::Kernel& a, const kernels::Kernel& b);
   StatsSlots slots_for(const kernels::Kernel& kernel);
   void account(const kernels::Kernel& kernel, const kernels::KernelCost& cost, int repeat, const StatsSlots& slots);
+  void defer_account(const PricedKernel& p, int repeat);
+  static void settle(const PricedKernel& p);
+  void settle_all() const;
   void price(const std::vector<kernels::Kernel>& kernels, std::vector<PricedKernel>& out,
              proto::CollectiveTimer* collectives);
   void launch_step_closed_form(proto::StepLaunch& step, const sc_core::sc_time& issue_time);
   void launch_step_with_collectives(proto::StepLaunch& step, const sc_core::sc_time& issue_time);
+  // What one collective of a layer adds to its group's tally (exposed < 0: nothing exposed).
+  struct CollectiveShare {
+    double seconds, exposed_seconds;
+  };
+  static void add_share(const proto::CollectiveTally& tally, const CollectiveShare& share);
   bool replay_matches(const proto::StepReplay& replay, const sc_core::sc_time& issue,
                       const sc_core::sc_time& compute_free, const sc_core::sc_time& comm_free) const;
 
@@ -117,6 +129,7 @@ class GpuModule : public sc_core::sc_module {
   std::array<int, kMaxStreams> trace_tracks_{};  // -1: not created yet
   tsl::robin_map<SlotKey, StatsSlots, SlotKeyHash> slots_;
   std::vector<PricedKernel> pre_, layer_, post_;  // launch_step scratch: no allocation per step
+  std::vector<CollectiveShare> layer_tally_;       // launch_step_with_collectives scratch
 };
 
 // What a GPU kind's factory receives.

@@ -98,21 +98,27 @@ std::set<int> FabricModel::links_between(const std::vector<int>& gpus) const {
 void FabricModel::declare_group(const std::vector<int>& gpus) {
   const std::set<int> members(gpus.begin(), gpus.end());
   if (std::find(declared_.begin(), declared_.end(), members) == declared_.end()) declared_.push_back(members);
+  exclusive_known_.clear();
 }
 
 bool FabricModel::exclusive(const std::vector<int>& gpus) const {
   const std::set<int> members(gpus.begin(), gpus.end());
-  if (std::find(declared_.begin(), declared_.end(), members) == declared_.end()) return false;
-  const std::set<int> mine = links_between(gpus);
-  for (const std::set<int>& other : declared_) {
-    if (other == members) continue;
-    for (int l : links_between(std::vector<int>(other.begin(), other.end())))
-      if (mine.count(l) != 0) return false;
+  if (auto it = exclusive_known_.find(members); it != exclusive_known_.end()) return it->second;
+  bool own = std::find(declared_.begin(), declared_.end(), members) != declared_.end();
+  if (own) {
+    const std::set<int> mine = links_between(gpus);
+    for (const std::set<int>& other : declared_) {
+      if (other == members) continue;
+      for (int l : links_between(std::vector<int>(other.begin(), other.end())))
+        if (mine.count(l) != 0) own = false;
+    }
   }
-  return true;
+  exclusive_known_.emplace(members, own);
+  return own;
 }
 
 void FabricModel::claim_exclusive(const std::vector<int>& gpus) {
+  if (!claimed_groups_.emplace(gpus.begin(), gpus.end()).second) return;  // claimed before
   claimed_.resize(links_.size(), 0);
   for (int l : links_between(gpus)) claimed_[static_cast<std::size_t>(l)] = 1;
   any_claimed_ = true;
@@ -144,8 +150,13 @@ CollectiveProtocol collective_protocol(const Topology& topology, CollectiveKind 
 double idle_collective_time(const Topology& topology, CollectiveKind kind, CollectiveAlgorithm algorithm,
                             const std::vector<int>& group, double bytes) {
   // A private copy of the topology keeps the caller's object untouched (routes are cached).
-  FabricModel fabric(std::make_shared<Topology>(topology));
-  return fabric.collective(kind, algorithm, group, bytes, 0.0).finish;
+  return FabricModel(std::make_shared<Topology>(topology)).idle_collective_time(kind, algorithm, group, bytes);
+}
+
+double FabricModel::idle_collective_time(CollectiveKind kind, CollectiveAlgorithm algorithm,
+                                         const std::vector<int>& group, double bytes) const {
+  FabricModel idle(topology_);  // the same routes, no reservations
+  return idle.collective(kind, algorithm, group, bytes, 0.0).finish;
 }
 
 }  // namespace ks::interconnect

@@ -57,6 +57,9 @@ class FabricModel {
   void claim_exclusive(const std::vector<int>& gpus);
   // Throws std::runtime_error if undeclared traffic between `gpus` crosses claimed links.
   void check_undeclared(const std::vector<int>& gpus);
+  // idle_collective_time() on this fabric's topology, without copying it.
+  double idle_collective_time(CollectiveKind kind, CollectiveAlgorithm algorithm, const std::vector<int>& group,
+                              double bytes) const;
 
  private:
   TransferTiming transfer(int src, int dst, double bytes, double ready, const ProtocolEffect& effect);
@@ -70,6 +73,9 @@ class FabricModel {
   std::vector<char> claimed_;            // per link
   bool any_claimed_ = false;
   std::set<std::set<int>> checked_;      // undeclared groups already found clear
+  // exclusive() and claim_exclusive() answers so far (a TP group asks at every probe).
+  mutable std::map<std::set<int>, bool> exclusive_known_;
+  std::set<std::set<int>> claimed_groups_;
 };
 
 // The protocol a collective runs with: NCCL's choice by its cost estimate, the α–β form with the

@@ -42,8 +42,7 @@ void FabricModule::b_transport(int, tlm::tlm_generic_payload& payload, sc_core::
       if (c->probe) {
         c->exclusive = model_.exclusive(c->group);
         if (c->exclusive) model_.claim_exclusive(c->group);
-        c->idle_duration = sim::seconds(interconnect::idle_collective_time(model_.topology(), c->kind, c->algorithm,
-                                                                           c->group, c->bytes));
+        c->idle_duration = sim::seconds(model_.idle_collective_time(c->kind, c->algorithm, c->group, c->bytes));
         payload.set_response_status(tlm::TLM_OK_RESPONSE);
         return;
       }

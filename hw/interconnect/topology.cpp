@@ -60,7 +60,7 @@ const std::vector<int>& Topology::route(int src, int dst) const {
     throw std::invalid_argument("GPU id out of range in topology '" + name_ + "' (" +
                                 std::to_string(num_gpus()) + " GPUs): " + std::to_string(src) + " -> " +
                                 std::to_string(dst));
-  auto key = std::make_pair(src, dst);
+  const std::int64_t key = static_cast<std::int64_t>(src) * num_gpus() + dst;
   if (auto it = routes_.find(key); it != routes_.end()) return it->second;
   // Breadth-first search; out_ lists are in creation order, so ties resolve deterministically.
   // Paths never pass through another GPU (GPUs do not forward traffic).

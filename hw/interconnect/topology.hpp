@@ -7,6 +7,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -74,7 +75,8 @@ class Topology {
   std::vector<SwitchSpec> switches_;  // vertex id = num_gpus() + index
   std::vector<LinkSpec> links_;
   std::vector<std::vector<int>> out_;  // per vertex: outgoing link ids
-  mutable std::map<std::pair<int, int>, std::vector<int>> routes_;
+  // route() results by src * num_gpus() + dst (node-based: returned references stay valid).
+  mutable std::unordered_map<std::int64_t, std::vector<int>> routes_;
 };
 
 }  // namespace ks::interconnect

@@ -160,11 +160,12 @@ TEST(TpGroup, CollectivesOnTheCommStreamRunInOrder) {
 namespace {
 // One StepLaunch of `step` with no launch overhead; returns the response status.
 tlm::tlm_response_status launch_whole_step(proto::GpuInitiatorSocket<Launcher>& socket, proto::PayloadPool& pool,
-                                           const kernels::StepKernels& step) {
+                                           const kernels::StepKernels& step,
+                                           const sc_core::sc_time& launch_overhead = sc_core::SC_ZERO_TIME) {
   proto::PooledPayload p(pool);
   auto& ext = proto::PayloadPool::extension<proto::StepLaunch>(*p);
   ext.kernels = &step;
-  ext.launch_overhead = sc_core::SC_ZERO_TIME;
+  ext.launch_overhead = launch_overhead;
   ext.stream = 0;
   p->set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
   sc_core::sc_time d = sc_core::SC_ZERO_TIME;
@@ -180,31 +181,69 @@ kernels::StepKernels layered_step(double all_reduce_bytes, int layers) {
   step.post = {gemm(512)};
   return step;
 }
+
+// Two ranks on links of their own (declared), a host launching on the group.
+struct DeclaredPair {
+  sim::Environment env;
+  Rig rig{2};
+  Launcher host{"host"};
+  DeclaredPair() {
+    rig.fabric->declare_group(rig.group->device_ids());
+    host.socket.bind(rig.group->socket);
+  }
+};
 }  // namespace
 
+// 40 layers: most of them are not walked but repeated (gpu_module.cpp), which must not show.
 TEST(TpGroup, WholeStepOnItsOwnLinksTimesEveryCollectiveAsTheFabricWould) {
-  sim::Environment env;
-  Rig rig(2);
-  rig.fabric->declare_group(rig.group->device_ids());
-  Launcher host("host");
-  host.socket.bind(rig.group->socket);
+  DeclaredPair pair;
+  Rig& rig = pair.rig;
+  Launcher& host = pair.host;
   const double B = 32.0 * 1024 * 1024;
-  const kernels::StepKernels step = layered_step(B, 3);
-  env.process([&] {
+  const int layers = 40;
+  const kernels::StepKernels step = layered_step(B, layers);
+  pair.env.process([&] {
     EXPECT_EQ(launch_whole_step(host.socket, host.pool, step), tlm::TLM_OK_RESPONSE);
     const double t = host.synchronize();
     const auto& g = *rig.gpus[0];
     // Every all-reduce waits for the GEMM before it and the next GEMM waits for it: all in series.
-    const double compute = gemm_seconds(1024, g) + 3 * (gemm_seconds(2048, g) + gemm_seconds(4096, g)) +
+    const double compute = gemm_seconds(1024, g) + layers * (gemm_seconds(2048, g) + gemm_seconds(4096, g)) +
                            gemm_seconds(512, g);
-    EXPECT_NEAR(t, compute + 6 * ring2_seconds(B), 1e-9);
+    EXPECT_NEAR(t, compute + 2 * layers * ring2_seconds(B), 1e-9);
   });
-  env.run();
-  EXPECT_EQ(rig.group->collectives(), 6u);
-  EXPECT_NEAR(rig.group->comm_seconds(), 6 * ring2_seconds(B), 1e-9);
-  EXPECT_NEAR(rig.group->exposed_comm_seconds(), 6 * ring2_seconds(B), 1e-9);
-  for (const auto& gpu : rig.gpus) EXPECT_EQ(gpu->kernels_executed(), 8u);  // GEMMs only, on every rank
+  pair.env.run();
+  EXPECT_EQ(rig.group->collectives(), 2u * layers);
+  EXPECT_NEAR(rig.group->comm_seconds(), 2 * layers * ring2_seconds(B), 1e-9);
+  EXPECT_NEAR(rig.group->exposed_comm_seconds(), 2 * layers * ring2_seconds(B), 1e-9);
+  for (const auto& gpu : rig.gpus) EXPECT_EQ(gpu->kernels_executed(), 2u + 2u * layers);  // GEMMs, every rank
   EXPECT_EQ(rig.fabric->collectives(), 0u);  // timed once on idle links, not sent one by one
+}
+
+// Launch-bound: every kernel, collectives included, starts when it is issued (the GEMMs take
+// 0.14 us, an all-reduce ~32 us, a launch 100 us), so the step ends one GEMM after the last
+// issue, and each all-reduce is exposed for its whole duration, over 50 layers.
+TEST(TpGroup, LaunchBoundWholeStepOfManyLayersEndsAtTheLastIssue) {
+  DeclaredPair pair;
+  Rig& rig = pair.rig;
+  Launcher& host = pair.host;
+  const double B = 1000, L = 100e-6;
+  const int layers = 50;
+  kernels::StepKernels step;
+  step.pre = {gemm(1)};
+  step.per_layer = {gemm(1), all_reduce(B), gemm(1), all_reduce(B)};
+  step.num_layers = layers;
+  step.post = {gemm(1)};
+  pair.env.process([&] {
+    EXPECT_EQ(launch_whole_step(host.socket, host.pool, step, sc_core::sc_time(L, sc_core::SC_SEC)),
+              tlm::TLM_OK_RESPONSE);
+    const double t = host.synchronize();
+    EXPECT_NEAR(t, (2 + 4 * layers) * L + gemm_seconds(1, *rig.gpus[0]), 1e-9);
+  });
+  pair.env.run();
+  EXPECT_EQ(rig.group->collectives(), 2u * layers);
+  EXPECT_NEAR(rig.group->comm_seconds(), 2 * layers * ring2_seconds(B), 1e-9);
+  EXPECT_NEAR(rig.group->exposed_comm_seconds(), 2 * layers * ring2_seconds(B), 1e-9);
+  for (const auto& gpu : rig.gpus) EXPECT_EQ(gpu->kernels_executed(), 2u + 2u * layers);
 }
 
 TEST(TpGroup, RefusesWholeStepsWhenAnotherDeclaredGroupSharesItsLinks) {
