@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -186,12 +187,17 @@ BatchSums sum_batch(const ModelConfig& model, const StepBatch& batch) {
     s.prefill_pairs += w.pairs;
     if (chunk.last_chunk) ++s.sampled;
   }
+  // Branch-free (the check after the loop) so that it vectorises: it runs every step over every decode.
+  const i64 window = model.sliding_window > 0 ? model.sliding_window : std::numeric_limits<i64>::max();
+  i64 lowest = 1;
   for (std::int64_t ctx : batch.decode_contexts) {
-    if (ctx < 1) {
-      throw std::invalid_argument("decode context must be >= 1 (it includes the new token), got " +
-                                  std::to_string(ctx));
-    }
-    s.decode_ctx += model.sliding_window > 0 ? std::min<i64>(ctx, model.sliding_window) : ctx;
+    lowest = std::min<i64>(lowest, ctx);
+    s.decode_ctx += std::min<i64>(ctx, window);
+  }
+  if (lowest < 1) {
+    const std::int64_t bad = *std::find_if(batch.decode_contexts.begin(), batch.decode_contexts.end(),
+                                           [](std::int64_t ctx) { return ctx < 1; });
+    throw std::invalid_argument("decode context must be >= 1 (it includes the new token), got " + std::to_string(bad));
   }
   return s;
 }

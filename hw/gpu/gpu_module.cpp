@@ -84,12 +84,19 @@ void GpuModule::account(const kernels::Kernel& kernel, const kernels::KernelCost
   slots.by_phase->add(kernel, cost, n);
 }
 
-// `repeat` launches of a priced kernel: the GPU's totals now, its statistics rows later.
-void GpuModule::defer_account(const PricedKernel& p, int repeat) {
-  if (p.slots.by_class == nullptr) return;  // a collective: the TP group's statistics
-  busy_ps_ += static_cast<std::int64_t>(p.duration.value()) * repeat;  // = to_picoseconds(cost.seconds)
-  kernels_executed_ += static_cast<std::uint64_t>(repeat);
-  p.unaccounted += static_cast<std::uint64_t>(repeat);
+// `repeat` launches of each priced kernel of a part: the GPU's totals now (integer sums: the same
+// as kernel by kernel), its statistics rows later.
+void GpuModule::defer_account(const std::vector<PricedKernel>& part, int repeat) {
+  std::int64_t ps = 0;
+  std::uint64_t launched = 0;
+  for (const PricedKernel& p : part) {
+    if (p.slots.by_class == nullptr) continue;  // a collective: the TP group's statistics
+    ps += static_cast<std::int64_t>(p.duration.value());  // = to_picoseconds(cost.seconds)
+    ++launched;
+    p.unaccounted += static_cast<std::uint64_t>(repeat);
+  }
+  busy_ps_ += ps * repeat;
+  kernels_executed_ += launched * static_cast<std::uint64_t>(repeat);
 }
 
 void GpuModule::settle(const PricedKernel& p) {
@@ -213,10 +220,10 @@ void GpuModule::launch_step(proto::StepLaunch& st, const sc_core::sc_time& issue
   }
   // Integer statistics: one add of n launches per layer kernel equals n separate launches.
   const int n = step.num_layers;
-  for (const PricedKernel& p : pre_) defer_account(p, 1);
+  defer_account(pre_, 1);
   if (n > 0)
-    for (const PricedKernel& p : layer_) defer_account(p, n);
-  for (const PricedKernel& p : post_) defer_account(p, 1);
+    defer_account(layer_, n);
+  defer_account(post_, 1);
 }
 
 // A TP rank's step: kernel by kernel (layers are no longer a closed form once collectives,

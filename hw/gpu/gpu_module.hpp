@@ -102,7 +102,7 @@ class GpuModule : public sc_core::sc_module {
   static bool same_shape(const kernels::Kernel& a, const kernels::Kernel& b);
   StatsSlots slots_for(const kernels::Kernel& kernel);
   void account(const kernels::Kernel& kernel, const kernels::KernelCost& cost, int repeat, const StatsSlots& slots);
-  void defer_account(const PricedKernel& p, int repeat);
+  void defer_account(const std::vector<PricedKernel>& part, int repeat);
   static void settle(const PricedKernel& p);
   void settle_all() const;
   void price(const std::vector<kernels::Kernel>& kernels, std::vector<PricedKernel>& out,
