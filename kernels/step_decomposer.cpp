@@ -5,10 +5,13 @@
 #include "kernels/moe.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace ks::kernels {
 
@@ -155,6 +158,71 @@ WindowedPrefill windowed_prefill(const PrefillChunk& c, i64 window) {
   return {std::min(last, c.tokens + window - 1), pairs};
 }
 
+
+// Every sum of the batch the kernels need, in one pass; throws on invalid entries.
+struct BatchSums {
+  i64 prefill_q = 0;      // query tokens of all prefill chunks
+  i64 prefill_kv = 0;     // keys each chunk reads: cached + new
+  i64 prefill_pairs = 0;  // causal (query, key) pairs: chunk*cached + chunk*(chunk+1)/2
+  i64 decodes = 0;
+  i64 decode_ctx = 0;  // keys the decodes read
+  i64 sampled = 0;     // rows that reach the LM head
+  i64 tokens() const { return prefill_q + decodes; }
+  Phase phase() const { return prefill_q == 0 ? Phase::Decode : decodes == 0 ? Phase::Prefill : Phase::Mixed; }
+};
+
+BatchSums sum_batch(const ModelConfig& model, const StepBatch& batch) {
+  BatchSums s;
+  s.decodes = static_cast<i64>(batch.decode_contexts.size());
+  s.sampled = s.decodes;
+  for (const PrefillChunk& chunk : batch.prefills) {
+    if (chunk.tokens < 1 || chunk.cached < 0) {
+      throw std::invalid_argument("prefill chunk needs tokens >= 1 and cached >= 0, got tokens=" +
+                                  std::to_string(chunk.tokens) +
+                                  ", cached=" + std::to_string(chunk.cached));
+    }
+    s.prefill_q += chunk.tokens;
+    const WindowedPrefill w = windowed_prefill(chunk, model.sliding_window);
+    s.prefill_kv += w.keys;
+    s.prefill_pairs += w.pairs;
+    if (chunk.last_chunk) ++s.sampled;
+  }
+  // Branch-free (the check after the loop) so that it vectorises: it runs every step over every decode.
+  const i64 window = model.sliding_window > 0 ? model.sliding_window : std::numeric_limits<i64>::max();
+  i64 lowest = 1;
+  for (std::int64_t ctx : batch.decode_contexts) {
+    lowest = std::min<i64>(lowest, ctx);
+    s.decode_ctx += std::min<i64>(ctx, window);
+  }
+  if (lowest < 1) {
+    const std::int64_t bad = *std::find_if(batch.decode_contexts.begin(), batch.decode_contexts.end(),
+                                           [](std::int64_t ctx) { return ctx < 1; });
+    throw std::invalid_argument("decode context must be >= 1 (it includes the new token), got " + std::to_string(bad));
+  }
+  return s;
+}
+
+// FlashAttention causal prefill and paged decode (kernel_builders.hpp for FLOPs and bytes).
+void emit_attention(Emitter& e, const ModelConfig& model, int tp, const BatchSums& s, DType kv_dtype) {
+  const i64 q_heads = model.num_heads / tp;
+  // vLLM replicates KV heads when there are fewer than ranks: one per rank.
+  const i64 kv_heads = model.num_kv_heads >= tp ? model.num_kv_heads / tp : 1;
+  if (s.prefill_q > 0) {
+    e.emit(make_attention_prefill("attention_prefill", s.prefill_q, s.prefill_kv, s.prefill_pairs, q_heads, kv_heads,
+                                  model.head_dim, e.act, kv_dtype));
+  }
+  if (s.decodes > 0) {
+    e.emit(make_attention_decode("attention_decode", s.decodes, s.decode_ctx, q_heads, kv_heads, model.head_dim, e.act,
+                                 kv_dtype));
+  }
+}
+
+// Process-wide, so that no two refills of any StepKernels share a version.
+std::uint64_t next_version() {
+  static std::atomic<std::uint64_t> last{0};
+  return last.fetch_add(1, std::memory_order_relaxed) + 1;
+}
+
 }  // namespace
 
 StepKernels decompose_step(const ModelConfig& model, const StepBatch& batch, DType weight_dtype,
@@ -166,6 +234,8 @@ StepKernels decompose_step(const ModelConfig& model, const StepBatch& batch, DTy
 
 void decompose_step(const ModelConfig& model, const StepBatch& batch, DType weight_dtype,
                     DType kv_dtype, const ParallelConfig& parallel, StepKernels& out) {
+  out.version = next_version();
+  out.base = 0;
   model.validate();
   check_parallel(model, parallel);
 
@@ -174,33 +244,8 @@ void decompose_step(const ModelConfig& model, const StepBatch& batch, DType weig
   out.post.clear();
   out.num_layers = layers_per_stage(model.num_layers, parallel.pp);
 
-  // One pass over the batch for every sum the attention kernels need.
-  i64 prefill_q = 0;      // query tokens of all prefill chunks
-  i64 prefill_kv = 0;     // keys each chunk reads: cached + new
-  i64 prefill_pairs = 0;  // causal (query, key) pairs: chunk*cached + chunk*(chunk+1)/2
-  i64 sampled = static_cast<i64>(batch.decode_contexts.size());
-  for (const PrefillChunk& chunk : batch.prefills) {
-    if (chunk.tokens < 1 || chunk.cached < 0) {
-      throw std::invalid_argument("prefill chunk needs tokens >= 1 and cached >= 0, got tokens=" +
-                                  std::to_string(chunk.tokens) +
-                                  ", cached=" + std::to_string(chunk.cached));
-    }
-    prefill_q += chunk.tokens;
-    const WindowedPrefill w = windowed_prefill(chunk, model.sliding_window);
-    prefill_kv += w.keys;
-    prefill_pairs += w.pairs;
-    if (chunk.last_chunk) ++sampled;
-  }
-  const i64 decodes = static_cast<i64>(batch.decode_contexts.size());
-  i64 decode_ctx = 0;
-  for (std::int64_t ctx : batch.decode_contexts) {
-    if (ctx < 1) {
-      throw std::invalid_argument("decode context must be >= 1 (it includes the new token), got " +
-                                  std::to_string(ctx));
-    }
-    decode_ctx += model.sliding_window > 0 ? std::min<i64>(ctx, model.sliding_window) : ctx;
-  }
-  const i64 tokens = prefill_q + decodes;
+  const BatchSums sums = sum_batch(model, batch);
+  const i64 tokens = sums.tokens();
   if (tokens == 0) return;
 
   const int tp = parallel.tp;
@@ -213,7 +258,7 @@ void decompose_step(const ModelConfig& model, const StepBatch& batch, DType weig
   const i64 vocab_shard = (static_cast<i64>(model.vocab_size) + tp - 1) / tp;
 
   const DType act = activation_dtype(weight_dtype);
-  const Phase phase = prefill_q == 0 ? Phase::Decode : decodes == 0 ? Phase::Prefill : Phase::Mixed;
+  const Phase phase = sums.phase();
   const double act_b = dtype_bytes(act);
   const double t = static_cast<double>(tokens);
   const double h = static_cast<double>(hidden);
@@ -231,14 +276,7 @@ void decompose_step(const ModelConfig& model, const StepBatch& batch, DType weig
   e.norm(model.norm, "input_layernorm", tokens, hidden);
   e.gemm("qkv_proj", tokens, (q_heads + 2 * kv_heads) * head_dim, hidden, model.qkv_bias);
   e.emit(make_rope("rotary_emb", tokens, q_heads, kv_heads, model.rotary_dim(), act));
-  // FlashAttention causal prefill and paged decode (kernel_builders.hpp for FLOPs and bytes).
-  if (prefill_q > 0) {
-    e.emit(make_attention_prefill("attention_prefill", prefill_q, prefill_kv, prefill_pairs, q_heads, kv_heads,
-                                  head_dim, act, kv_dtype));
-  }
-  if (decodes > 0) {
-    e.emit(make_attention_decode("attention_decode", decodes, decode_ctx, q_heads, kv_heads, head_dim, act, kv_dtype));
-  }
+  emit_attention(e, model, tp, sums, kv_dtype);
   e.gemm("o_proj", tokens, hidden, q_heads * head_dim, model.o_bias);
   if (tp > 1) e.collective(OpKind::AllReduce, "attn_all_reduce", tokens, hidden);
   // A parallel block (Phi) feeds the MLP from the same normed input as attention.
@@ -271,15 +309,50 @@ void decompose_step(const ModelConfig& model, const StepBatch& batch, DType weig
   // --- last stage: final norm over all tokens, LM head and sampling only over sampled rows ---
   e.out = &out.post;
   e.norm(model.norm, "final_layernorm", tokens, hidden);
-  if (sampled > 0) {
-    const double s = static_cast<double>(sampled);
+  if (sums.sampled > 0) {
+    const double s = static_cast<double>(sums.sampled);
     const double v = static_cast<double>(model.vocab_size);
-    e.gemm("lm_head", sampled, vocab_shard, hidden, model.lm_head_bias);
-    if (tp > 1) e.collective(OpKind::AllGather, "logits_all_gather", sampled, model.vocab_size);
+    e.gemm("lm_head", sums.sampled, vocab_shard, hidden, model.lm_head_bias);
+    if (tp > 1) e.collective(OpKind::AllGather, "logits_all_gather", sums.sampled, model.vocab_size);
     // fp32 logits: softmax/top-k/top-p passes, nominally one read and one write.
-    e.push(OpKind::Sampling, "sampler", DType::FP32, sampled, model.vocab_size, 0, 5.0 * s * v,
+    e.push(OpKind::Sampling, "sampler", DType::FP32, sums.sampled, model.vocab_size, 0, 5.0 * s * v,
            2.0 * s * v * 4.0, phase);
   }
+}
+
+StepDecomposer::StepDecomposer(ModelConfig model, DType weight_dtype, DType kv_dtype, ParallelConfig parallel)
+    : model_(std::move(model)), weight_dtype_(weight_dtype), kv_dtype_(kv_dtype), parallel_(parallel) {}
+
+const StepKernels& StepDecomposer::decompose(const StepBatch& batch) {
+  const BatchSums sums = sum_batch(model_, batch);
+  const i64 tokens = sums.tokens();
+  if (tokens > 0 && tokens == tokens_ && sums.sampled == sampled_ && sums.phase() == phase_) {
+    // The same kernels but attention (whose count the phase fixes): refill those in place.
+    attention_.clear();
+    const DType act = activation_dtype(weight_dtype_);
+    Emitter e{&attention_, act, gemm_compute_dtype(weight_dtype_), dtype_bytes(act), dtype_bytes(weight_dtype_),
+              phase_};
+    emit_attention(e, model_, parallel_.tp, sums, kv_dtype_);
+    std::copy(attention_.begin(), attention_.end(), out_.per_layer.begin() + static_cast<std::ptrdiff_t>(attention_begin_));
+    out_.base = out_.version;
+    out_.version = next_version();
+    out_.changed_begin = attention_begin_;
+    out_.changed_end = attention_end_;
+    return out_;
+  }
+  tokens_ = 0;  // no reuse after a throw
+  decompose_step(model_, batch, weight_dtype_, kv_dtype_, parallel_, out_);
+  auto is_attention = [](const Kernel& k) {
+    return k.op == OpKind::AttentionPrefill || k.op == OpKind::AttentionDecode;
+  };
+  const auto first = std::find_if(out_.per_layer.begin(), out_.per_layer.end(), is_attention);
+  const auto last = std::find_if_not(first, out_.per_layer.end(), is_attention);
+  attention_begin_ = static_cast<std::size_t>(first - out_.per_layer.begin());
+  attention_end_ = static_cast<std::size_t>(last - out_.per_layer.begin());
+  tokens_ = tokens;
+  sampled_ = sums.sampled;
+  phase_ = sums.phase();
+  return out_;
 }
 
 void decompose_stages(const ModelConfig& model, const StepBatch& batch, DType weight_dtype, DType kv_dtype,
@@ -288,6 +361,7 @@ void decompose_stages(const ModelConfig& model, const StepBatch& batch, DType we
   StepKernels& first = out.front();
   decompose_step(model, batch, weight_dtype, kv_dtype, parallel, first);
   if (parallel.pp == 1) return;
+  first.version = next_version();  // its post list moves to the last stage
   StepKernels& last = out.back();
   last.post.swap(first.post);
   first.post.clear();
@@ -295,6 +369,8 @@ void decompose_stages(const ModelConfig& model, const StepBatch& batch, DType we
   for (int s = 0; s < parallel.pp; ++s) {
     StepKernels& stage = out[static_cast<std::size_t>(s)];
     if (s > 0) {
+      stage.version = next_version();
+      stage.base = 0;
       stage.pre.clear();
       stage.per_layer = first.per_layer;
       if (s < parallel.pp - 1) stage.post.clear();

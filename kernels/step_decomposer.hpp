@@ -29,6 +29,7 @@
 // * Sliding-window attention (Mistral's `sliding_window`): a query scores and reads at most
 //   `window` keys (itself included), in prefill and in decode. The KV cache still holds the
 //   whole context (the serving KV manager allocates it; see docs/kernel-model.md).
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -44,6 +45,12 @@ struct StepKernels {
   std::vector<Kernel> per_layer;  // one transformer layer in execution order; layers are identical
   int num_layers = 0;             // layers on the busiest pipeline stage (ceil(layers / pp))
   std::vector<Kernel> post;       // final norm, lm_head, logits gather, sampling; last stage only
+  // Change report, for consumers that keep what they derived from an earlier refill (the GPU's
+  // prices): every refill gets a new process-wide `version`. base != 0: the lists equal those of
+  // version `base` except per_layer[changed_begin, changed_end) (StepDecomposer, when only the
+  // attention kernels moved); base 0: anything may have changed.
+  std::uint64_t version = 0, base = 0;
+  std::size_t changed_begin = 0, changed_end = 0;
 };
 
 // Throws std::invalid_argument for invalid model/parallel configs or batch entries
@@ -54,6 +61,28 @@ StepKernels decompose_step(const ModelConfig& model, const StepBatch& batch, DTy
 // Same, refilling `out` in place: after the first call a simulator loop allocates nothing.
 void decompose_step(const ModelConfig& model, const StepBatch& batch, DType weight_dtype,
                     DType kv_dtype, const ParallelConfig& parallel, StepKernels& out);
+
+// decompose_step over a run's consecutive steps for one model and configuration. A step with
+// the same token count, sampled rows and phase as the previous one has the same kernels except
+// attention (the context lengths move), so only those are rebuilt, and reported as the only
+// change (StepKernels::base): a decode-heavy run then neither rebuilds nor compares its GEMMs.
+class StepDecomposer {
+ public:
+  StepDecomposer(ModelConfig model, DType weight_dtype, DType kv_dtype, ParallelConfig parallel = {});
+  // The kernels of `batch`, valid until the next call. Throws as decompose_step.
+  const StepKernels& decompose(const StepBatch& batch);
+
+ private:
+  ModelConfig model_;
+  DType weight_dtype_, kv_dtype_;
+  ParallelConfig parallel_;
+  StepKernels out_;
+  // What the kernels outside attention depend on, as of the last full build (tokens 0: none).
+  std::int64_t tokens_ = 0, sampled_ = 0;
+  Phase phase_ = Phase::Mixed;
+  std::size_t attention_begin_ = 0, attention_end_ = 0;  // in out_.per_layer
+  std::vector<Kernel> attention_;                        // scratch: no allocation per step
+};
 
 // Dtype of activations for a given weight dtype (see conventions above).
 DType activation_dtype(DType weight_dtype);

@@ -24,7 +24,8 @@ Replica::Replica(sim::Environment& env, ReplicaSpec spec, std::vector<hw::HostCp
       kv_(std::move(kv)),
       scheduler_(std::move(scheduler)),
       metrics_(metrics),
-      inbox_(env) {
+      inbox_(env),
+      decomposer_(spec_.model, spec_.weight_dtype, spec_.kv_dtype, spec_.parallel) {
   const int pp = spec_.parallel.pp;
   if (static_cast<int>(hosts_.size()) != pp || static_cast<int>(links_.size()) != pp - 1)
     throw std::invalid_argument("replica '" + spec_.name + "': pp=" + std::to_string(pp) + " needs " +
@@ -53,8 +54,9 @@ void Replica::submit(Request* request) {
   inbox_.put(request);
 }
 
-kernels::StepBatch Replica::to_batch(const StepPlan& plan, std::vector<std::uint64_t>& ids) {
-  kernels::StepBatch batch;
+void Replica::to_batch(const StepPlan& plan, kernels::StepBatch& batch, std::vector<std::uint64_t>& ids) {
+  batch.prefills.clear();  // refilled in place: no allocation per step
+  batch.decode_contexts.clear();
   ids.clear();
   batch.decode_contexts.reserve(plan.sequences.size());
   for (const ScheduledSequence& s : plan.sequences) {
@@ -68,7 +70,6 @@ kernels::StepBatch Replica::to_batch(const StepPlan& plan, std::vector<std::uint
       batch.prefills.push_back({s.tokens, s.cached_before, last});
     }
   }
-  return batch;
 }
 
 void Replica::engine_loop() {
@@ -84,9 +85,9 @@ void Replica::engine_loop() {
     for (const ScheduledSequence& s : plan.sequences)
       if (s.request->first_scheduled_s < 0) s.request->first_scheduled_s = env_.now_seconds();
 
-    const kernels::StepBatch batch = to_batch(plan, batch_ids_);
-    kernels::decompose_step(spec_.model, batch, spec_.weight_dtype, spec_.kv_dtype, spec_.parallel, kernels_);
-    account(host_.execute_step(kernels_, hw::step_shape(batch, spec_.parallel.tp), stats_.steps, &batch_ids_));
+    to_batch(plan, batch_, batch_ids_);
+    const kernels::StepKernels& step = decomposer_.decompose(batch_);
+    account(host_.execute_step(step, hw::step_shape(batch_, spec_.parallel.tp), stats_.steps, &batch_ids_));
     ++stats_.steps;
     finish_step(plan);
   }
@@ -140,7 +141,7 @@ void Replica::dispatch(StepPlan plan) {
     s.request->in_flight = true;
     if (s.request->first_scheduled_s < 0) s.request->first_scheduled_s = env_.now_seconds();
   }
-  mb.batch = to_batch(mb.plan, mb.request_ids);
+  to_batch(mb.plan, mb.batch, mb.request_ids);
   kernels::decompose_stages(spec_.model, mb.batch, spec_.weight_dtype, spec_.kv_dtype, spec_.parallel, mb.stages);
   mb.shape = hw::step_shape(mb.batch, spec_.parallel.tp);
   ++in_flight_;

@@ -93,7 +93,7 @@ class Replica {
   void retire(MicroBatch& batch);
   void account(const hw::StepTiming& timing);
   void finish_step(const StepPlan& plan);
-  kernels::StepBatch to_batch(const StepPlan& plan, std::vector<std::uint64_t>& ids);
+  void to_batch(const StepPlan& plan, kernels::StepBatch& batch, std::vector<std::uint64_t>& ids);
 
   sim::Environment& env_;
   ReplicaSpec spec_;
@@ -107,7 +107,8 @@ class Replica {
   std::size_t outstanding_ = 0;
   ReplicaStats stats_;
   std::vector<std::uint64_t> batch_ids_;
-  kernels::StepKernels kernels_;  // refilled every step
+  kernels::StepBatch batch_;  // refilled every step
+  kernels::StepDecomposer decomposer_;  // refills its kernels every step
   std::function<void(Request&)> on_finish_;
   // Pipeline: a slot per in-flight micro-batch (reused in order), a queue per stage, and the
   // batches that have left the last stage.

@@ -33,9 +33,14 @@ void GpuModule::b_transport(tlm::tlm_generic_payload& payload, sc_core::sc_time&
       payload.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
       return;
     }
-    if (st->collectives == nullptr && has_collective(*st->kernels)) {
-      payload.set_response_status(tlm::TLM_COMMAND_ERROR_RESPONSE);  // only a TP group can time them
-      return;
+    if (st->collectives == nullptr) {
+      // A step whose only change since a checked one is attention has no collective either.
+      const kernels::StepKernels& step = *st->kernels;
+      if ((step.base == 0 || step.base != no_collective_version_) && has_collective(step)) {
+        payload.set_response_status(tlm::TLM_COMMAND_ERROR_RESPONSE);  // only a TP group can time them
+        return;
+      }
+      no_collective_version_ = step.version;
     }
     launch_step(*st, issue);
   } else if (auto* s = payload.get_extension<proto::Synchronize>()) {
@@ -79,12 +84,19 @@ void GpuModule::account(const kernels::Kernel& kernel, const kernels::KernelCost
   slots.by_phase->add(kernel, cost, n);
 }
 
-// `repeat` launches of a priced kernel: the GPU's totals now, its statistics rows later.
-void GpuModule::defer_account(const PricedKernel& p, int repeat) {
-  if (p.slots.by_class == nullptr) return;  // a collective: the TP group's statistics
-  busy_ps_ += static_cast<std::int64_t>(p.duration.value()) * repeat;  // = to_picoseconds(cost.seconds)
-  kernels_executed_ += static_cast<std::uint64_t>(repeat);
-  p.unaccounted += static_cast<std::uint64_t>(repeat);
+// `repeat` launches of each priced kernel of a part: the GPU's totals now (integer sums: the same
+// as kernel by kernel), its statistics rows later.
+void GpuModule::defer_account(const std::vector<PricedKernel>& part, int repeat) {
+  std::int64_t ps = 0;
+  std::uint64_t launched = 0;
+  for (const PricedKernel& p : part) {
+    if (p.slots.by_class == nullptr) continue;  // a collective: the TP group's statistics
+    ps += static_cast<std::int64_t>(p.duration.value());  // = to_picoseconds(cost.seconds)
+    ++launched;
+    p.unaccounted += static_cast<std::uint64_t>(repeat);
+  }
+  busy_ps_ += ps * repeat;
+  kernels_executed_ += launched * static_cast<std::uint64_t>(repeat);
 }
 
 void GpuModule::settle(const PricedKernel& p) {
@@ -153,24 +165,26 @@ void GpuModule::price(const std::vector<kernels::Kernel>& kernels, std::vector<P
   const std::size_t kept = reuse ? std::min(out.size(), kernels.size()) : 0;
   for (std::size_t i = kernels.size(); i < out.size(); ++i) settle(out[i]);
   out.resize(kernels.size());
-  for (std::size_t i = 0; i < kernels.size(); ++i) {
-    const kernels::Kernel& kernel = kernels[i];
-    PricedKernel& p = out[i];
-    if (i < kept && same_shape(p.kernel_copy, kernel)) {
-      p.kernel = &kernel;
-      continue;
-    }
-    settle(p);  // the launches of the shape it replaces
-    if (kernels::is_collective(kernel.op)) {  // timed by the group, not run here (no statistics)
-      p = {&kernel, kernels::KernelCost{}, collectives->duration(kernel), StatsSlots{nullptr, nullptr}, {}};
-    } else {
-      const kernels::KernelCost cost = kernel_cost(kernel);
-      // The same rounding as sc_time(seconds, SC_SEC) at the 1 ps resolution, without its library call.
-      const auto duration = sc_core::sc_time::from_value(static_cast<sc_dt::uint64>(to_picoseconds(cost.seconds)));
-      p = {&kernel, cost, duration, slots_for(kernel), {}};
-    }
-    p.kernel_copy = kernel;
+  for (std::size_t i = 0; i < kernels.size(); ++i) price_one(kernels[i], out[i], i < kept, collectives);
+}
+
+// `p` held the same position's kernel of the previous step (`kept`) or nothing.
+void GpuModule::price_one(const kernels::Kernel& kernel, PricedKernel& p, bool kept,
+                          proto::CollectiveTimer* collectives) {
+  if (kept && same_shape(p.kernel_copy, kernel)) return;
+  settle(p);  // the launches of the shape it replaces
+  if (kernels::is_collective(kernel.op)) {  // timed by the group, not run here (no statistics)
+    p = {kernels::KernelCost{}, collectives->duration(kernel), StatsSlots{nullptr, nullptr}, {}};
+  } else {
+    const kernels::KernelCost cost = kernel_cost(kernel);
+    // The same rounding as sc_time(seconds, SC_SEC) at the 1 ps resolution, without its library call.
+    const auto duration = sc_core::sc_time::from_value(static_cast<sc_dt::uint64>(to_picoseconds(cost.seconds)));
+    // The same statistics rows as the kernel it replaces when name, op and phase stay (attention).
+    const bool same_rows = kept && p.slots.by_class != nullptr && p.kernel_copy.name == kernel.name &&
+                           p.kernel_copy.op == kernel.op && p.kernel_copy.phase == kernel.phase;
+    p = {cost, duration, same_rows ? p.slots : slots_for(kernel), {}};
   }
+  p.kernel_copy = kernel;
 }
 
 // Everything a kernel's price and report rows depend on.
@@ -189,9 +203,16 @@ bool GpuModule::same_shape(const kernels::Kernel& a, const kernels::Kernel& b) {
 // statistics are exact integer sums, so kernels.csv is identical too.
 void GpuModule::launch_step(proto::StepLaunch& st, const sc_core::sc_time& issue_time) {
   const kernels::StepKernels& step = *st.kernels;
-  price(step.pre, pre_, st.collectives);
-  price(step.per_layer, layer_, st.collectives);
-  price(step.post, post_, st.collectives);
+  if (step.base != 0 && step.base == priced_version_ && reuses_kernel_costs()) {
+    // Only per_layer[changed_begin, changed_end) differ from the kernels priced last time.
+    for (std::size_t i = step.changed_begin; i < step.changed_end; ++i)
+      price_one(step.per_layer[i], layer_[i], true, st.collectives);
+  } else {
+    price(step.pre, pre_, st.collectives);
+    price(step.per_layer, layer_, st.collectives);
+    price(step.post, post_, st.collectives);
+  }
+  priced_version_ = step.version;
   if (st.collectives != nullptr && has_collective(step)) {
     launch_step_with_collectives(st, issue_time);
   } else {
@@ -199,10 +220,10 @@ void GpuModule::launch_step(proto::StepLaunch& st, const sc_core::sc_time& issue
   }
   // Integer statistics: one add of n launches per layer kernel equals n separate launches.
   const int n = step.num_layers;
-  for (const PricedKernel& p : pre_) defer_account(p, 1);
+  defer_account(pre_, 1);
   if (n > 0)
-    for (const PricedKernel& p : layer_) defer_account(p, n);
-  for (const PricedKernel& p : post_) defer_account(p, 1);
+    defer_account(layer_, n);
+  defer_account(post_, 1);
 }
 
 // A TP rank's step: kernel by kernel (layers are no longer a closed form once collectives,

@@ -93,7 +93,6 @@ class GpuModule : public sc_core::sc_module {
   // consecutive steps mostly repeat a kernel, and integer sums of n launches added at once equal
   // n adds, so the rows are the same and a repeated kernel costs a counter increment a step.
   struct PricedKernel {
-    const kernels::Kernel* kernel;
     kernels::KernelCost cost;
     sc_core::sc_time duration;
     StatsSlots slots;
@@ -103,11 +102,12 @@ class GpuModule : public sc_core::sc_module {
   static bool same_shape(const kernels::Kernel& a, const kernels::Kernel& b);
   StatsSlots slots_for(const kernels::Kernel& kernel);
   void account(const kernels::Kernel& kernel, const kernels::KernelCost& cost, int repeat, const StatsSlots& slots);
-  void defer_account(const PricedKernel& p, int repeat);
+  void defer_account(const std::vector<PricedKernel>& part, int repeat);
   static void settle(const PricedKernel& p);
   void settle_all() const;
   void price(const std::vector<kernels::Kernel>& kernels, std::vector<PricedKernel>& out,
              proto::CollectiveTimer* collectives);
+  void price_one(const kernels::Kernel& kernel, PricedKernel& p, bool kept, proto::CollectiveTimer* collectives);
   void launch_step_closed_form(proto::StepLaunch& step, const sc_core::sc_time& issue_time);
   void launch_step_with_collectives(proto::StepLaunch& step, const sc_core::sc_time& issue_time);
   // What one collective of a layer adds to its group's tally (exposed < 0: nothing exposed).
@@ -129,6 +129,8 @@ class GpuModule : public sc_core::sc_module {
   std::array<int, kMaxStreams> trace_tracks_{};  // -1: not created yet
   tsl::robin_map<SlotKey, StatsSlots, SlotKeyHash> slots_;
   std::vector<PricedKernel> pre_, layer_, post_;  // launch_step scratch: no allocation per step
+  std::uint64_t priced_version_ = 0;               // the StepKernels::version they hold (0: none)
+  std::uint64_t no_collective_version_ = 0;        // a StepKernels::version checked to hold no collective
   std::vector<CollectiveShare> layer_tally_;       // launch_step_with_collectives scratch
 };
 

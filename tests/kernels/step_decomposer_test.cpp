@@ -3,8 +3,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace ks::kernels {
@@ -274,6 +277,128 @@ TEST(StepDecomposer, RefillReusesStorage) {
   EXPECT_EQ(out.per_layer.data(), layer_data);
   EXPECT_EQ(out.post.data(), post_data);
   EXPECT_EQ(find(out.per_layer, "qkv_proj").m, 3);
+}
+
+// --- StepDecomposer: the same kernels as decompose_step, rebuilding only attention when it can ---
+
+void expect_same_kernels(const std::vector<Kernel>& got, const std::vector<Kernel>& want) {
+  ASSERT_EQ(names(got), names(want));
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    SCOPED_TRACE(want[i].name);
+    EXPECT_EQ(got[i].op, want[i].op);
+    EXPECT_EQ(got[i].dtype, want[i].dtype);
+    EXPECT_EQ(got[i].m, want[i].m);
+    EXPECT_EQ(got[i].n, want[i].n);
+    EXPECT_EQ(got[i].k, want[i].k);
+    EXPECT_EQ(got[i].flops, want[i].flops);
+    EXPECT_EQ(got[i].bytes, want[i].bytes);
+    EXPECT_EQ(got[i].phase, want[i].phase);
+    EXPECT_EQ(got[i].groups, want[i].groups);
+    EXPECT_EQ(got[i].batch, want[i].batch);
+  }
+}
+
+void expect_same_step(const StepKernels& got, const StepKernels& want) {
+  expect_same_kernels(got.pre, want.pre);
+  expect_same_kernels(got.per_layer, want.per_layer);
+  expect_same_kernels(got.post, want.post);
+  EXPECT_EQ(got.num_layers, want.num_layers);
+}
+
+// Indices of the attention kernels in one layer, from the names.
+std::pair<std::size_t, std::size_t> attention_range(const std::vector<Kernel>& layer) {
+  std::size_t begin = layer.size(), end = 0;
+  for (std::size_t i = 0; i < layer.size(); ++i) {
+    if (std::string(layer[i].name).rfind("attention_", 0) != 0) continue;
+    begin = std::min(begin, i);
+    end = i + 1;
+  }
+  return {begin, end};
+}
+
+TEST(IncrementalStepDecomposer, MatchesDecomposeStepAndReportsOnlyAttentionChanges) {
+  const ParallelConfig tp2{2, 1};
+  StepDecomposer decomposer(llama2_7b(), DType::BF16, DType::FP8, tp2);
+  StepBatch decode;
+  decode.decode_contexts = {100, 200, 300};
+  StepBatch longer = decode;  // the next decode step: one more token each
+  for (auto& ctx : longer.decode_contexts) ++ctx;
+  StepBatch mixed;  // 3 tokens, split otherwise
+  mixed.prefills = {{2, 0}};
+  mixed.decode_contexts = {50};
+  StepBatch mixed_moved = mixed;  // the same tokens, the same split, a longer prefix
+  mixed_moved.prefills[0].cached = 7;
+  mixed_moved.decode_contexts = {51};
+  StepBatch bigger = longer;
+  bigger.decode_contexts.push_back(9);
+
+  const StepKernels& first = decomposer.decompose(decode);
+  expect_same_step(first, decompose_step(llama2_7b(), decode, DType::BF16, DType::FP8, tp2));
+  EXPECT_EQ(first.base, 0u);  // nothing to compare with
+  std::uint64_t previous = first.version;
+
+  const StepKernels& second = decomposer.decompose(longer);
+  expect_same_step(second, decompose_step(llama2_7b(), longer, DType::BF16, DType::FP8, tp2));
+  EXPECT_EQ(second.base, previous);
+  EXPECT_GT(second.version, previous);
+  const auto decode_attention = attention_range(second.per_layer);
+  EXPECT_EQ(decode_attention.second - decode_attention.first, 1u);
+  EXPECT_EQ(second.changed_begin, decode_attention.first);
+  EXPECT_EQ(second.changed_end, decode_attention.second);
+  previous = second.version;
+
+  // The same token count but another phase: mixed batches have other kernels (two attentions).
+  const StepKernels& third = decomposer.decompose(mixed);
+  expect_same_step(third, decompose_step(llama2_7b(), mixed, DType::BF16, DType::FP8, tp2));
+  EXPECT_EQ(third.base, 0u);
+  previous = third.version;
+
+  const StepKernels& fourth = decomposer.decompose(mixed_moved);
+  expect_same_step(fourth, decompose_step(llama2_7b(), mixed_moved, DType::BF16, DType::FP8, tp2));
+  EXPECT_EQ(fourth.base, previous);
+  const auto mixed_attention = attention_range(fourth.per_layer);
+  EXPECT_EQ(mixed_attention.second - mixed_attention.first, 2u);
+  EXPECT_EQ(fourth.changed_begin, mixed_attention.first);
+  EXPECT_EQ(fourth.changed_end, mixed_attention.second);
+
+  // Another token count: every GEMM changes.
+  const StepKernels& fifth = decomposer.decompose(bigger);
+  expect_same_step(fifth, decompose_step(llama2_7b(), bigger, DType::BF16, DType::FP8, tp2));
+  EXPECT_EQ(fifth.base, 0u);
+}
+
+TEST(IncrementalStepDecomposer, RejectsBadEntriesOnTheReusePathAndRebuildsAfterwards) {
+  StepDecomposer decomposer(llama2_7b(), DType::BF16, DType::BF16);
+  StepBatch good;
+  good.decode_contexts = {10, 20};
+  decomposer.decompose(good);
+  StepBatch bad = good;  // the same token count: the reuse path would apply
+  bad.decode_contexts[1] = 0;
+  try {
+    decomposer.decompose(bad);
+    FAIL() << "a decode context of 0 was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("decode context must be >= 1"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("got 0"), std::string::npos) << e.what();
+  }
+  StepBatch next = good;
+  next.decode_contexts = {11, 21};
+  const StepKernels& after = decomposer.decompose(next);
+  expect_same_step(after, decompose_step(llama2_7b(), next, DType::BF16, DType::BF16));
+}
+
+TEST(IncrementalStepDecomposer, VersionsAreUniqueAcrossDecomposers) {
+  StepBatch b;
+  b.decode_contexts = {10};
+  StepDecomposer one(llama2_7b(), DType::BF16, DType::BF16), two(llama2_7b(), DType::BF16, DType::BF16);
+  const std::uint64_t a = one.decompose(b).version;
+  const std::uint64_t c = two.decompose(b).version;
+  StepKernels plain;
+  decompose_step(llama2_7b(), b, DType::BF16, DType::BF16, {}, plain);
+  EXPECT_NE(a, c);
+  EXPECT_NE(plain.version, a);
+  EXPECT_NE(plain.version, c);
+  EXPECT_EQ(plain.base, 0u);
 }
 
 }  // namespace
