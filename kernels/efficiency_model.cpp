@@ -165,10 +165,11 @@ double EfficiencyModel::parametric_seconds(const KernelFeatures& f, const ClassP
   double zc = 0, zm = 0;
   for (std::size_t i = 0; i < f.nc && i < p.wc.size(); ++i) zc += p.wc[i] * f.xc[i];
   for (std::size_t i = 0; i < f.nm && i < p.wm.size(); ++i) zm += p.wm[i] * f.xm[i];
-  const double tc = f.t_compute / sigmoid(zc);
-  const double tm = f.t_memory / (kMaxMemoryEfficiency * sigmoid(zm));
-  const double ts = f.t_issue / std::exp(p.log_theta);
-  const double power = 1.0 + std::exp(p.log_p_minus_1);
+  const auto exp = [](double x) { return std::exp(x); };
+  const double tc = f.t_compute / p.sigmoid_c(zc, sigmoid);
+  const double tm = f.t_memory / (kMaxMemoryEfficiency * p.sigmoid_m(zm, sigmoid));
+  const double ts = f.t_issue / p.exp_theta(p.log_theta, exp);
+  const double power = 1.0 + p.exp_p_minus_1(p.log_p_minus_1, exp);
   const double hi = std::max({tc, tm, ts});
   // pow(1, p) = 1 and pow(0, p) = 0 exactly: the largest term (and an absent one) costs no call.
   auto relative = [&](double t) {
@@ -177,7 +178,7 @@ double EfficiencyModel::parametric_seconds(const KernelFeatures& f, const ClassP
   };
   double body = 0;
   if (hi > 0) body = hi * std::pow(relative(tc) + relative(tm) + relative(ts), 1.0 / power);
-  return std::exp(p.log_t0) + body;
+  return p.exp_t0(p.log_t0, exp) + body;
 }
 
 EfficiencyModel::EfficiencyModel() {
@@ -200,7 +201,7 @@ KernelCost EfficiencyModel::cost(const Kernel& kernel, const GpuSpec& gpu) const
   const KernelFeatures f = kernel_features(kernel, gpu, 0.0, !p.residual.empty());
   KernelCost c{};
   c.seconds = predict_seconds(f, p);
-  c.launch_seconds = std::exp(p.log_t0);
+  c.launch_seconds = p.exp_t0(p.log_t0, [](double x) { return std::exp(x); });
   const double body = c.seconds - c.launch_seconds;
   const double roof = std::max(f.t_compute, f.t_memory);
   c.efficiency = body > 0 ? roof / body : 1.0;

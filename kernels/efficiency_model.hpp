@@ -19,6 +19,8 @@
 // sweep of the target GPU gives the target tier. See docs/kernel-model.md.
 #include <array>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <map>
 #include <string>
 #include <vector>
@@ -78,6 +80,27 @@ struct KernelFeatures {
 KernelFeatures kernel_features(const Kernel& kernel, const GpuSpec& gpu, double other_source = 0.0,
                                bool residual = true);
 
+// f(x) remembered for the last x (compared bit for bit, so the result is exactly f(x)).
+class LastValue {
+ public:
+  template <class F>
+  double operator()(double x, F f) const {
+    std::uint64_t bits;
+    std::memcpy(&bits, &x, sizeof bits);
+    if (!known_ || bits != bits_) {
+      bits_ = bits;
+      y_ = f(x);
+      known_ = true;
+    }
+    return y_;
+  }
+
+ private:
+  mutable bool known_ = false;
+  mutable std::uint64_t bits_ = 0;
+  mutable double y_ = 0;
+};
+
 struct ClassParams {
   std::vector<double> wc;  // compute-efficiency weights (size nc)
   std::vector<double> wm;  // memory-efficiency weights (size nm)
@@ -87,6 +110,12 @@ struct ClassParams {
   bool fitted = false;
   BoostedTrees residual;  // log(measured / parametric); empty = none
   BoostSelection residual_selection;  // how the residual's settings were chosen (folds 0: not by CV)
+  // exp() of the log parameters and the two sigmoids, for the values they had last time: the
+  // parameters are the same for every kernel a simulation prices, and so is the efficiency whose
+  // features are constant (attention's memory side in prefill, compute side in decode). Five of
+  // the six exp() calls of a kernel no memo knows. Keyed by value, so fitting may change the
+  // parameters freely.
+  LastValue exp_t0, exp_p_minus_1, exp_theta, sigmoid_c, sigmoid_m;
 };
 
 class EfficiencyModel {

@@ -1,5 +1,6 @@
 #include "kernels/gpu_spec.hpp"
 
+#include <memory>
 #include <stdexcept>
 
 #include "kernels/ascii.hpp"
@@ -19,29 +20,33 @@ double GpuSpec::peak(DType dtype) const {
 
 namespace {
 
-const std::vector<GpuSpec>& presets() {
-  static const std::vector<GpuSpec> gpus = [] {
-    std::vector<GpuSpec> out;
-    for (const EmbeddedFile& file : builtin_gpu_files()) {
-      out.push_back(parse_gpu_spec(file.text, "data/gpus/" + std::string(file.name) + ".yaml"));
-    }
-    return out;
-  }();
-  return gpus;
+// Preset i of builtin_gpu_files(), parsed on first use: a run needs one GPU, and parsing all
+// thirteen YAML files cost more than the rest of a short run's start-up.
+const GpuSpec& preset(std::size_t i) {
+  static std::vector<std::unique_ptr<const GpuSpec>> parsed(builtin_gpu_files().size());
+  if (!parsed[i]) {
+    const EmbeddedFile& file = builtin_gpu_files()[i];
+    parsed[i] = std::make_unique<const GpuSpec>(
+        parse_gpu_spec(file.text, "data/gpus/" + std::string(file.name) + ".yaml"));
+  }
+  return *parsed[i];
 }
 
 }  // namespace
 
 const GpuSpec* find_builtin_gpu(std::string_view name) {
-  for (const GpuSpec& gpu : presets()) {
-    if (ascii_iequals(gpu.name, name)) return &gpu;
-  }
+  const auto& files = builtin_gpu_files();
+  // Presets are named as their files (tests/kernels/gpu_spec_test.cpp checks it): try that one first.
+  for (std::size_t i = 0; i < files.size(); ++i)
+    if (ascii_iequals(files[i].name, name) && ascii_iequals(preset(i).name, name)) return &preset(i);
+  for (std::size_t i = 0; i < files.size(); ++i)
+    if (ascii_iequals(preset(i).name, name)) return &preset(i);
   return nullptr;
 }
 
 std::vector<std::string> builtin_gpu_names() {
   std::vector<std::string> names;
-  for (const GpuSpec& gpu : presets()) names.push_back(gpu.name);
+  for (const EmbeddedFile& file : builtin_gpu_files()) names.emplace_back(file.name);
   return names;
 }
 

@@ -21,13 +21,13 @@ void ContinuousBatchingScheduler::preempt(Request* request, StepPlan& plan) {
   waiting_.push_front(request);
 }
 
-Request* ContinuousBatchingScheduler::take_victim() {
+Request* ContinuousBatchingScheduler::take_victim(std::size_t from) {
   // The most recently admitted request not in flight (freeing an in-flight request's blocks
   // would pull its KV from under a step still computing it).
-  for (auto it = running_.rbegin(); it != running_.rend(); ++it) {
-    if ((*it)->in_flight) continue;
-    Request* victim = *it;
-    running_.erase(std::next(it).base());
+  for (std::size_t i = running_.size(); i-- > from;) {
+    if (running_[i]->in_flight) continue;
+    Request* victim = running_[i];
+    running_.erase(running_.begin() + static_cast<std::ptrdiff_t>(i));
     return victim;
   }
   return nullptr;
@@ -38,12 +38,12 @@ void ContinuousBatchingScheduler::schedule_running(StepPlan& plan, std::int64_t&
   // running queue when KV blocks run out.
   if (limits_.decode_first)
     std::stable_partition(running_.begin(), running_.end(), [this](const Request* r) { return tokens_to_compute(*r) == 1; });
-  std::deque<Request*>& kept = kept_;  // reused: a deque allocates even when empty
+  std::vector<Request*>& kept = kept_;  // reused: no allocation per step
   kept.clear();
   bool any_in_flight = false;
-  while (!running_.empty() && budget > 0) {
-    Request* r = running_.front();
-    running_.pop_front();
+  std::size_t next = 0;  // running_[next, end) not reached yet
+  while (next < running_.size() && budget > 0) {
+    Request* r = running_[next++];
     if (r->in_flight) {  // its previous step is still in the pipeline
       any_in_flight = true;
       kept.push_back(r);
@@ -54,13 +54,14 @@ void ContinuousBatchingScheduler::schedule_running(StepPlan& plan, std::int64_t&
     while (!placed) {
       if (kv_.reserve(*r, r->computed_tokens + tokens)) {
         placed = true;
-      } else if (Request* victim = take_victim()) {
+      } else if (Request* victim = take_victim(next)) {
         preempt(victim, plan);
       } else {
         break;  // nothing left to evict but this request itself
       }
     }
-    if (!placed && (any_in_flight || std::any_of(running_.begin(), running_.end(), [](const Request* q) {
+    if (!placed && (any_in_flight || std::any_of(running_.begin() + static_cast<std::ptrdiff_t>(next), running_.end(),
+                                                 [](const Request* q) {
                       return q->in_flight;
                     }))) {
       kept.push_back(r);  // in-flight steps will free or commit blocks: wait for them
@@ -75,7 +76,7 @@ void ContinuousBatchingScheduler::schedule_running(StepPlan& plan, std::int64_t&
     kept.push_back(r);
   }
   // Requests not reached for lack of budget stay running, after the scheduled ones.
-  for (Request* r : running_) kept.push_back(r);
+  kept.insert(kept.end(), running_.begin() + static_cast<std::ptrdiff_t>(next), running_.end());
   running_.swap(kept);
 }
 
@@ -109,18 +110,19 @@ void ContinuousBatchingScheduler::admit_waiting(StepPlan& plan, std::int64_t& bu
   }
 }
 
-StepPlan ContinuousBatchingScheduler::schedule() {
-  StepPlan plan;  // one allocation, not one per doubling
+void ContinuousBatchingScheduler::schedule(StepPlan& plan) {
+  plan.sequences.clear();
+  plan.preempted.clear();
   plan.sequences.reserve(std::min(running_.size() + waiting_.size(), static_cast<std::size_t>(limits_.max_num_seqs)));
   std::int64_t budget = limits_.max_num_batched_tokens;
   schedule_running(plan, budget);
   admit_waiting(plan, budget);
   plan.num_tokens = limits_.max_num_batched_tokens - budget;
-  return plan;
 }
 
-StepOutcome ContinuousBatchingScheduler::complete(const StepPlan& plan, double now_s) {
-  StepOutcome outcome;
+void ContinuousBatchingScheduler::complete(const StepPlan& plan, double now_s, StepOutcome& outcome) {
+  outcome.emitted.clear();
+  outcome.finished.clear();
   outcome.emitted.reserve(plan.sequences.size());
   for (const ScheduledSequence& s : plan.sequences) {
     Request* r = s.request;
@@ -143,7 +145,6 @@ StepOutcome ContinuousBatchingScheduler::complete(const StepPlan& plan, double n
     running_.erase(std::remove_if(running_.begin(), running_.end(), [](Request* r) { return r->finished(); }),
                    running_.end());
   }
-  return outcome;
 }
 
 }  // namespace ks::serving

@@ -52,9 +52,22 @@ class BatchScheduler {
  public:
   virtual ~BatchScheduler() = default;
   virtual void add(Request* request) = 0;
-  virtual StepPlan schedule() = 0;
-  // Applies a step's progress; `now_s` stamps the tokens it produced.
-  virtual StepOutcome complete(const StepPlan& plan, double now_s) = 0;
+  // Fills `plan` (cleared first). An engine loop passes the same plan every step: its vectors
+  // keep their capacity, so a step allocates nothing.
+  virtual void schedule(StepPlan& plan) = 0;
+  // Applies a step's progress; `now_s` stamps the tokens it produced. Fills `outcome` (cleared
+  // first; reused like the plan).
+  virtual void complete(const StepPlan& plan, double now_s, StepOutcome& outcome) = 0;
+  StepPlan schedule() {
+    StepPlan plan;
+    schedule(plan);
+    return plan;
+  }
+  StepOutcome complete(const StepPlan& plan, double now_s) {
+    StepOutcome outcome;
+    complete(plan, now_s, outcome);
+    return outcome;
+  }
   virtual bool has_work() const = 0;
   virtual std::size_t num_running() const = 0;
   virtual std::size_t num_waiting() const = 0;
@@ -78,9 +91,11 @@ class ContinuousBatchingScheduler final : public BatchScheduler {
  public:
   ContinuousBatchingScheduler(const SchedulerLimits& limits, KvBlockManager& kv);
 
+  using BatchScheduler::complete;
+  using BatchScheduler::schedule;
   void add(Request* request) override;
-  StepPlan schedule() override;
-  StepOutcome complete(const StepPlan& plan, double now_s) override;
+  void schedule(StepPlan& plan) override;
+  void complete(const StepPlan& plan, double now_s, StepOutcome& outcome) override;
   bool has_work() const override { return !running_.empty() || !waiting_.empty(); }
   std::size_t num_running() const override { return running_.size(); }
   std::size_t num_waiting() const override { return waiting_.size(); }
@@ -88,15 +103,17 @@ class ContinuousBatchingScheduler final : public BatchScheduler {
  private:
   std::int64_t tokens_to_compute(const Request& r) const { return r.sequence_length() - r.computed_tokens; }
   void preempt(Request* request, StepPlan& plan);
-  Request* take_victim();  // removes it from running_; nullptr if none can be preempted
+  // Removes the latest admitted request of running_[from, end) not in flight from running_;
+  // nullptr if there is none.
+  Request* take_victim(std::size_t from);
   void schedule_running(StepPlan& plan, std::int64_t& budget);
   void admit_waiting(StepPlan& plan, std::int64_t& budget);
 
   SchedulerLimits limits_;
   KvBlockManager& kv_;
-  std::deque<Request*> running_;
+  std::vector<Request*> running_;  // in admission order
   std::deque<Request*> waiting_;
-  std::deque<Request*> kept_;  // schedule_running's scratch queue
+  std::vector<Request*> kept_;  // schedule_running's scratch list
 };
 
 }  // namespace ks::serving

@@ -151,19 +151,14 @@ bool KvBlockManager::allocate(Request& r, std::int64_t hit_tokens, std::int64_t 
   return true;
 }
 
-bool KvBlockManager::reserve(Request& r, std::int64_t tokens) {
-  const std::int64_t needed = blocks_for(tokens) - static_cast<std::int64_t>(r.block_table.size());
-  if (needed <= 0) return true;
+bool KvBlockManager::grow(Request& r, std::int64_t needed) {
   if (needed > free_blocks()) return false;
   for (std::int64_t i = 0; i < needed; ++i) r.block_table.push_back(take_free_block());
   r.kv_blocks = static_cast<std::int64_t>(r.block_table.size());
   return true;
 }
 
-void KvBlockManager::commit(Request& r) {
-  if (!prefix_caching_) return;
-  // Called for every scheduled request every step; a new full block comes once per block_size tokens.
-  if (r.computed_tokens < (r.kv_committed_blocks + 1) * block_size_) return;
+void KvBlockManager::commit_full_blocks(Request& r) {
   const std::int64_t full = std::min<std::int64_t>(r.computed_tokens / block_size_,
                                                    static_cast<std::int64_t>(r.block_table.size()));
   for (std::int64_t b = r.kv_committed_blocks; b < full; ++b) {

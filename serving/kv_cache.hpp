@@ -45,9 +45,17 @@ class KvBlockManager {
   // prefix and new blocks up to `tokens`; false (and no change) if the pool is short.
   bool allocate(Request& request, std::int64_t hit_tokens, std::int64_t tokens);
   // Grows the request's allocation to hold `tokens` tokens; false (and no change) if the pool is short.
-  bool reserve(Request& request, std::int64_t tokens);
-  // Registers the request's newly completed full blocks in the prefix cache.
-  void commit(Request& request);
+  // Inline: called for every scheduled request every step, and a new block is needed once per
+  // block_size tokens.
+  bool reserve(Request& request, std::int64_t tokens) {
+    const std::int64_t needed = blocks_for(tokens) - static_cast<std::int64_t>(request.block_table.size());
+    return needed <= 0 || grow(request, needed);
+  }
+  // Registers the request's newly completed full blocks in the prefix cache (inline like reserve).
+  void commit(Request& request) {
+    if (prefix_caching_ && request.computed_tokens >= (request.kv_committed_blocks + 1) * block_size_)
+      commit_full_blocks(request);
+  }
   // Drops the request's references; its cached blocks stay reusable until evicted.
   void release(Request& request);
 
@@ -62,6 +70,8 @@ class KvBlockManager {
   double usage() const { return 1.0 - static_cast<double>(free_blocks()) / static_cast<double>(num_blocks()); }
 
  private:
+  bool grow(Request& request, std::int64_t blocks);
+  void commit_full_blocks(Request& request);
   std::uint64_t hash_of(Request& request, std::int64_t index);
   // Whether block `index` of the request holds tokens other requests can share.
   static bool shareable(const Request& request, std::int64_t index, std::int64_t block_size);

@@ -77,7 +77,8 @@ void Replica::engine_loop() {
     if (!scheduler_->has_work()) scheduler_->add(inbox_.get());  // idle: sleep until a request
     while (auto r = inbox_.try_get()) scheduler_->add(*r);
 
-    const StepPlan plan = scheduler_->schedule();
+    StepPlan& plan = plan_;
+    scheduler_->schedule(plan);
     if (plan.empty())
       throw std::runtime_error("replica '" + spec_.name + "' cannot schedule any request (KV cache of " +
                                std::to_string(kv_->num_blocks()) + " blocks)");
@@ -102,7 +103,8 @@ void Replica::account(const hw::StepTiming& timing) {
 
 // The step's tokens are out: progress, metrics, finished requests.
 void Replica::finish_step(const StepPlan& plan) {
-  const StepOutcome outcome = scheduler_->complete(plan, env_.now_seconds());
+  StepOutcome& outcome = outcome_;
+  scheduler_->complete(plan, env_.now_seconds(), outcome);
   metrics_.record(outcome, env_.now_seconds());
   if (trace_ != nullptr) trace_step(outcome);
   outstanding_ -= outcome.finished.size();

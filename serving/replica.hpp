@@ -106,6 +106,8 @@ class Replica {
   sim::Store<Request*> inbox_;
   std::size_t outstanding_ = 0;
   ReplicaStats stats_;
+  StepPlan plan_;         // refilled every step (engine_loop)
+  StepOutcome outcome_;   // refilled every step (finish_step)
   std::vector<std::uint64_t> batch_ids_;
   kernels::StepBatch batch_;  // refilled every step
   kernels::StepDecomposer decomposer_;  // refills its kernels every step

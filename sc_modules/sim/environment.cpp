@@ -71,7 +71,16 @@ Environment& Environment::current() {
 
 void Environment::push(Item item) {
   item.seq = next_seq_++;
+  insert(std::move(item));
+}
+
+void Environment::insert(Item item) {
   const bool earliest = agenda_.empty() || Later{}(agenda_.top(), item);
+  // A process sleeping in hold() without an agenda item must wake before anything due earlier.
+  if (sleeper_ != nullptr && !sleeper_->interrupted && Later{}(*sleeper_->wake, item)) {
+    sleeper_->interrupted = true;
+    sleeper_->wake->process->resume.notify();
+  }
   agenda_.push(std::move(item));
   // The dispatcher sleeps until its earliest item; an earlier one must wake it.
   if (idle_ && earliest) wakeup_.notify();
@@ -154,8 +163,24 @@ void Environment::hold(const Time& delay) {
     sc_core::wait(delay);
     return;
   }
-  Item item{now() + delay, kNormal, 0, Item::Kind::Resume, self, nullptr, {}};
-  push(std::move(item));
+  Item wake{now() + delay, kNormal, next_seq_++, Item::Kind::Resume, self, nullptr, {}};
+  // The dispatcher would resume this process next anyway (nothing is due before it, and the
+  // process holds the baton, so the dispatcher is waiting for it): sleep in SystemC directly and
+  // keep the baton, without an agenda item and two thread switches through the dispatcher.
+  // Anything scheduled meanwhile that is due first interrupts the sleep (insert()); the process
+  // then takes the ordinary path with the same sequence number, so ties order as before.
+  if (self->has_baton && !stop_requested_ && (agenda_.empty() || Later{}(agenda_.top(), wake))) {
+    Sleeper sleeper{&wake, false};
+    sleeper_ = &sleeper;
+    sc_core::wait(delay, self->resume);
+    sleeper_ = nullptr;
+    running_ = self;
+    if (!sleeper.interrupted) {
+      ++items_executed_;
+      return;
+    }
+  }
+  insert(std::move(wake));
   suspend(self);
 }
 

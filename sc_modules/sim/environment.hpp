@@ -76,7 +76,9 @@ class Environment : public sc_core::sc_module {
   template <class T = void>
   Event<T> event() { return Event<T>(*this); }
   // The calling process sleeps for `delay`: timeout(delay).wait() without allocating an event.
-  // Called from a plain SystemC thread (not an environment process) it is a SystemC wait.
+  // Called from a plain SystemC thread (not an environment process) it is a SystemC wait. When
+  // nothing else is due first, the process sleeps in SystemC without going through the agenda
+  // and the dispatcher (same order, two thread switches fewer; see the .cpp).
   void hold(const Time& delay);
 
   // Runs until nothing is scheduled.
@@ -119,7 +121,14 @@ class Environment : public sc_core::sc_module {
     }
   };
 
-  void push(Item item);
+  // A process sleeping in hold() without an agenda item (see hold()).
+  struct Sleeper {
+    const Item* wake;  // the item it would have had
+    bool interrupted;
+  };
+
+  void push(Item item);     // assigns the next sequence number
+  void insert(Item item);   // keeps item.seq
   void dispatcher();
   void execute(Item& item);
   void run_process(detail::ProcessCore* process);
@@ -133,6 +142,7 @@ class Environment : public sc_core::sc_module {
   bool idle_ = false;
   bool stop_requested_ = false;
   detail::ProcessCore* running_ = nullptr;
+  Sleeper* sleeper_ = nullptr;
   std::exception_ptr failure_;
   std::string failed_process_;
 };

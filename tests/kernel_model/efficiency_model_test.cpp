@@ -97,6 +97,30 @@ TEST(EfficiencyModel, ReportsBoundAndEfficiency) {
   EXPECT_GT(tiny.seconds, 6e-6);
 }
 
+// A class remembers exp() of its parameters and its last sigmoids by value: parameters changed
+// after a prediction (as fitting does) price exactly like a model built with them.
+TEST(EfficiencyModel, ParametersChangedAfterAPredictionPriceLikeAFreshModel) {
+  const GpuSpec& gpu = *find_builtin_gpu("a100_sxm_80gb");
+  const Kernel k = make_gemm("gemm", 64, 4096, 4096, DType::FP16, 2, 2);
+  EfficiencyModel changed = truth();
+  const KernelCost before = changed.cost(k, gpu);
+  auto change = [](ClassParams& p) {
+    p.wc = {0.7, -1.0, 0, 0, 0, 0, 0, 0};
+    p.wm = {1.1, 0, 0, 0, 0, 0, 0, 0};
+    p.log_t0 = std::log(4e-6);
+    p.log_p_minus_1 = std::log(5.0);
+    p.log_theta = std::log(2.0);
+  };
+  change(changed.params(KernelClass::Gemm));
+  EfficiencyModel fresh = truth();
+  change(fresh.params(KernelClass::Gemm));
+  const KernelCost after = changed.cost(k, gpu), expected = fresh.cost(k, gpu);
+  EXPECT_NE(after.seconds, before.seconds);
+  EXPECT_EQ(after.seconds, expected.seconds);
+  EXPECT_EQ(after.launch_seconds, expected.launch_seconds);
+  EXPECT_EQ(after.efficiency, expected.efficiency);
+}
+
 TEST(KernelCostModel, MemoisesAndMatchesTheTier) {
   const GpuSpec& gpu = *find_builtin_gpu("h100_sxm");
   KernelCostModel roof(Tier::Roofline, gpu, nullptr, 2e-6);

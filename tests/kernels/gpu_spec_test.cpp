@@ -45,6 +45,7 @@ TEST(GpuSpec, EveryPresetCitesASource) {
   ASSERT_EQ(builtin_gpu_names().size(), 13u);
   for (const std::string& name : builtin_gpu_names()) {
     const GpuSpec& g = gpu(name.c_str());
+    EXPECT_EQ(g.name, name) << "a preset is named as its file (the catalogue lists file names)";
     EXPECT_NE(g.source.find("https://"), std::string::npos) << name;
     EXPECT_GT(g.l2_bytes, 0) << name;
     EXPECT_GT(g.clock_hz, 0) << name;

@@ -190,6 +190,52 @@ TEST(Scheduler, RandomWorkloadsKeepEveryInvariantAndFinish) {
   }
 }
 
+// The engine loop refills one plan and one outcome every step (no allocation per step): each
+// must hold exactly its own step, the same as fresh objects, preemptions included.
+TEST(Scheduler, ARefilledPlanAndOutcomeHoldTheSameStepsAsFreshOnes) {
+  auto ids = [](const std::vector<Request*>& v) {
+    std::vector<std::uint64_t> out;
+    for (const Request* r : v) out.push_back(r->id);
+    return out;
+  };
+  // 40 blocks of 16 tokens for 30 requests of up to 300 tokens: preemption is frequent.
+  Harness fresh({32, 256, true}, 40), refilled({32, 256, true}, 40);
+  ks::util::Rng rng(7);
+  for (int i = 0; i < 30; ++i) {
+    const std::int64_t prompt = rng.uniform_int(1, 200), output = rng.uniform_int(1, 100);
+    fresh.add(prompt, output);
+    refilled.add(prompt, output);
+  }
+  StepPlan plan;
+  StepOutcome outcome;
+  std::int64_t steps = 0, preempted = 0;
+  while (fresh.scheduler.has_work() && steps < 100000) {
+    const StepPlan expected = fresh.scheduler.schedule();
+    refilled.scheduler.schedule(plan);
+    ASSERT_EQ(plan.sequences.size(), expected.sequences.size()) << "step " << steps;
+    for (std::size_t i = 0; i < plan.sequences.size(); ++i) {
+      EXPECT_EQ(plan.sequences[i].request->id, expected.sequences[i].request->id);
+      EXPECT_EQ(plan.sequences[i].tokens, expected.sequences[i].tokens);
+      EXPECT_EQ(plan.sequences[i].cached_before, expected.sequences[i].cached_before);
+    }
+    EXPECT_EQ(ids(plan.preempted), ids(expected.preempted)) << "step " << steps;
+    EXPECT_EQ(plan.num_tokens, expected.num_tokens);
+    preempted += static_cast<std::int64_t>(plan.preempted.size());
+    ++steps;
+    const StepOutcome expected_outcome = fresh.scheduler.complete(expected, static_cast<double>(steps));
+    refilled.scheduler.complete(plan, static_cast<double>(steps), outcome);
+    ASSERT_EQ(outcome.emitted.size(), expected_outcome.emitted.size()) << "step " << steps;
+    for (std::size_t i = 0; i < outcome.emitted.size(); ++i) {
+      EXPECT_EQ(outcome.emitted[i].request->id, expected_outcome.emitted[i].request->id);
+      EXPECT_EQ(outcome.emitted[i].previous_token_s, expected_outcome.emitted[i].previous_token_s);
+    }
+    EXPECT_EQ(ids(outcome.finished), ids(expected_outcome.finished)) << "step " << steps;
+    if (::testing::Test::HasFailure()) return;
+  }
+  EXPECT_FALSE(refilled.scheduler.has_work());
+  EXPECT_GT(preempted, 0) << "the KV pool is small enough to preempt";
+}
+
 TEST(PrefixCaching, HitTokensAreNotRecomputed) {
   Harness h({256, 4096, true}, 1000, 16, true);
   Request& a = h.add(1000, 4);

@@ -2,6 +2,7 @@
 // Each test runs in its own process (SystemC elaborates once per process).
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -213,4 +214,57 @@ TEST(Environment, PlainSystemCThreadsCanUseEnvironmentEvents) {
   env.run();
   EXPECT_EQ(foreign.got, 11);
   EXPECT_DOUBLE_EQ(foreign.at, 2.0);
+}
+
+// A process that holds while nothing else is due sleeps without an agenda item (the fast path of
+// hold). Work that a plain SystemC thread schedules meanwhile must still run at its own time.
+struct ForeignAtOneSecond : sc_core::sc_module {
+  std::function<void()> at_one_second;
+  SC_HAS_PROCESS(ForeignAtOneSecond);
+  ForeignAtOneSecond(sc_core::sc_module_name n, std::function<void()> fn) : sc_core::sc_module(n), at_one_second(std::move(fn)) {
+    SC_THREAD(body);
+  }
+  void body() {
+    sc_core::wait(1, sc_core::SC_SEC);
+    at_one_second();
+  }
+};
+
+TEST(Environment, AHoldingProcessLetsEarlierWorkFromAPlainSystemCThreadRunFirst) {
+  Environment env;
+  std::vector<std::string> log;
+  auto stamp = [&](const std::string& what) { log.push_back(what + "@" + std::to_string(env.now_seconds())); };
+  Event<int> e = env.event<int>();
+  ForeignAtOneSecond foreign("foreign", [&] { e.succeed(1); });  // at 1 s, from outside any process
+  env.process([&] {
+    e.wait();
+    stamp("woken");
+    env.hold(seconds(2));
+    stamp("woken+2");
+  });
+  env.process([&] {
+    env.hold(seconds(10));  // the only thing due: sleeps on its own
+    stamp("holder");
+  });
+  env.run();
+  EXPECT_EQ(log, (std::vector<std::string>{"woken@1.000000", "woken+2@3.000000", "holder@10.000000"}));
+}
+
+TEST(Environment, AHoldingProcessKeepsItsPlaceAmongSameTimeItemsScheduledWhileItSleeps) {
+  Environment env;
+  std::vector<std::string> order;
+  ForeignAtOneSecond foreign("foreign", [&] {
+    // Due when the holder wakes: urgent goes first, normal after the holder (scheduled later).
+    env.timeout(seconds(4), kNormal).on_processed([&](auto&) { order.push_back("normal"); });
+    env.timeout(seconds(4), kUrgent).on_processed([&](auto&) { order.push_back("urgent"); });
+  });
+  env.process([&] {
+    env.hold(seconds(5));
+    order.push_back("holder");
+    env.hold(seconds(1));
+    order.push_back("holder again");
+  });
+  env.run();
+  EXPECT_EQ(order, (std::vector<std::string>{"urgent", "holder", "normal", "holder again"}));
+  EXPECT_DOUBLE_EQ(env.now_seconds(), 6.0);
 }
