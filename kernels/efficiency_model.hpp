@@ -87,6 +87,7 @@ struct ClassParams {
   bool fitted = false;
   BoostedTrees residual;  // log(measured / parametric); empty = none
   BoostSelection residual_selection;  // how the residual's settings were chosen (folds 0: not by CV)
+  ResidualFade residual_fade;         // how the residual extrapolates beyond the fitted work
 };
 
 class EfficiencyModel {
