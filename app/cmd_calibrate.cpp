@@ -1,4 +1,5 @@
 // `kernelsight calibrate`: fit the target tier of the kernel model on a sweep of one GPU.
+#include <cmath>
 #include <iostream>
 
 #include "app/cli_options.hpp"
@@ -65,6 +66,15 @@ int cmd_calibrate(const std::vector<std::string>& args) {
       std::cerr << kernels::class_name(cls) << " residual: depth " << s.options.depth << ", learning rate "
                 << s.options.learning_rate << ", " << s.options.trees << " trees (" << s.folds << "-fold CV over "
                 << s.families << " shape families: " << s.cv_mape << "%)\n";
+      const kernels::ResidualFade& fade = model.params(cls).residual_fade;
+      if (fade.probe_rows == 0) continue;
+      std::cerr << kernels::class_name(cls) << " residual beyond log2(M x batch) = " << fade.max_log2_work << ": ";
+      if (std::isinf(fade.octaves))
+        std::cerr << "no fade";
+      else
+        std::cerr << "fades over " << fade.octaves << " octaves";
+      std::cerr << " (extrapolation probe, " << fade.probe_rows << " rows: " << fade.probe_mape << "%, "
+                << fade.flat_probe_mape << "% without a fade)\n";
     }
     std::cerr << "calibrated on " << rows.size() << " measurements; wrote " << out << "\n";
     return kExitOk;

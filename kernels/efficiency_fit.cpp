@@ -131,6 +131,64 @@ Eigen::VectorXd minimize(const std::vector<Sample>& samples, const Layout& layou
   return best;
 }
 
+// The parametric part of one class, fitted on `samples` from the class's prior `params`.
+Eigen::VectorXd fit_parametric(const std::vector<Sample>& samples, const Layout& layout, const ClassParams& params,
+                               const FitOptions& options, KernelClass cls) {
+  const Eigen::VectorXd prior = layout.pack(params);
+  const Eigen::Index i_eta_m = static_cast<Eigen::Index>(layout.nc);
+  const Eigen::Index i_t0 = static_cast<Eigen::Index>(layout.nc + layout.nm);
+  const Eigen::Index i_theta = static_cast<Eigen::Index>(layout.nc + layout.nm + 2);
+  const double n = static_cast<double>(samples.size());
+  Eigen::VectorXd x;
+  if (options.transferable_elementwise && cls >= KernelClass::Norm) {
+    // One GPU cannot tell HBM inefficiency from SM-side work: both scale time with bytes. What
+    // transfers: kernels that stream at most of the bandwidth stay memory-bound elsewhere; the
+    // others are limited by SM work, which scales with SMs x clock, not with bandwidth.
+    Eigen::VectorXd ridge = Eigen::VectorXd::Constant(prior.size(), 1e6 * n);  // frozen
+    ridge[i_eta_m] = ridge[i_t0] = options.ridge;
+    x = minimize(samples, layout, prior, ridge, {std::exp(params.log_theta)});
+    if (kMaxMemoryEfficiencyFit * sigmoid(x[i_eta_m]) < 0.75) {
+      Eigen::VectorXd start = prior;
+      start[i_eta_m] = std::log(0.72 / 0.28);  // 1.25 x sigmoid = 0.9 of the bandwidth
+      ridge = Eigen::VectorXd::Constant(prior.size(), 1e6 * n);
+      ridge[i_t0] = ridge[i_theta] = options.ridge;
+      x = minimize(samples, layout, start, ridge, {1.0, 4.0, 16.0});
+    }
+  } else {
+    // The SM-throughput term has no gradient while it is far below the others: start the
+    // search from several values of theta and keep the best fit.
+    const Eigen::VectorXd ridge = Eigen::VectorXd::Constant(prior.size(), options.ridge * n);
+    x = minimize(samples, layout, prior, ridge, {2.0, 8.0, std::exp(params.log_theta)});
+  }
+  return x;
+}
+
+// The residual's fade beyond the largest fitted work (boost_selection.hpp), probed as an
+// extrapolation: the parametric part and the trees are both fitted on the rows up to
+// kFadeProbeOctaves below the largest work and predict the rows above, as the full fit will
+// predict a larger M than the sweep's. (A parametric part fitted on every row would look better
+// above the edge than it will beyond the sweep, and favour a fade.)
+ResidualFade probe_residual_fade(const std::vector<Sample>& samples, const Layout& layout, const ClassParams& prior,
+                                 const FitOptions& options, KernelClass cls, const std::vector<double>& rows,
+                                 const std::vector<double>& weights, const std::vector<std::size_t>& family,
+                                 const BoostOptions& boost) {
+  double top = -INFINITY;
+  for (const Sample& s : samples) top = std::max(top, s.f.xr[0]);
+  std::vector<Sample> lower;
+  for (const Sample& s : samples)
+    if (s.f.xr[0] <= top - kFadeProbeOctaves) lower.push_back(s);
+  if (lower.size() < options.min_rows || lower.size() == samples.size()) {
+    ResidualFade none;
+    none.max_log2_work = top;
+    return none;
+  }
+  const ClassParams lower_params = layout.unpack(fit_parametric(lower, layout, prior, options, cls));
+  std::vector<double> targets(samples.size());
+  for (std::size_t i = 0; i < samples.size(); ++i)
+    targets[i] = samples[i].log_seconds - std::log(EfficiencyModel::parametric_seconds(samples[i].f, lower_params));
+  return select_residual_fade(rows, KernelFeatures::kResidualDims, targets, weights, family, boost);
+}
+
 }  // namespace
 
 double other_source_flag(const std::string& source) { return source.rfind("xla", 0) == 0 ? 1.0 : 0.0; }
@@ -180,33 +238,8 @@ EfficiencyModel fit_efficiency(const std::vector<Measurement>& rows, const FitOp
     if (samples.size() < options.min_rows) continue;
     const Layout layout{samples.front().f.nc, samples.front().f.nm};
     ClassParams& params = model.params(static_cast<KernelClass>(c));
-    const Eigen::VectorXd prior = layout.pack(params);
-    const Eigen::Index i_eta_m = static_cast<Eigen::Index>(layout.nc);
-    const Eigen::Index i_t0 = static_cast<Eigen::Index>(layout.nc + layout.nm);
-    const Eigen::Index i_theta = static_cast<Eigen::Index>(layout.nc + layout.nm + 2);
-    const double n = static_cast<double>(samples.size());
-    Eigen::VectorXd x;
-    if (options.transferable_elementwise && c >= static_cast<std::size_t>(KernelClass::Norm)) {
-      // One GPU cannot tell HBM inefficiency from SM-side work: both scale time with bytes. What
-      // transfers: kernels that stream at most of the bandwidth stay memory-bound elsewhere; the
-      // others are limited by SM work, which scales with SMs x clock, not with bandwidth.
-      Eigen::VectorXd ridge = Eigen::VectorXd::Constant(prior.size(), 1e6 * n);  // frozen
-      ridge[i_eta_m] = ridge[i_t0] = options.ridge;
-      x = minimize(samples, layout, prior, ridge, {std::exp(params.log_theta)});
-      if (kMaxMemoryEfficiencyFit * sigmoid(x[i_eta_m]) < 0.75) {
-        Eigen::VectorXd start = prior;
-        start[i_eta_m] = std::log(0.72 / 0.28);  // 1.25 x sigmoid = 0.9 of the bandwidth
-        ridge = Eigen::VectorXd::Constant(prior.size(), 1e6 * n);
-        ridge[i_t0] = ridge[i_theta] = options.ridge;
-        x = minimize(samples, layout, start, ridge, {1.0, 4.0, 16.0});
-      }
-    } else {
-      // The SM-throughput term has no gradient while it is far below the others: start the
-      // search from several values of theta and keep the best fit.
-      const Eigen::VectorXd ridge = Eigen::VectorXd::Constant(prior.size(), options.ridge * n);
-      x = minimize(samples, layout, prior, ridge, {2.0, 8.0, std::exp(params.log_theta)});
-    }
-    const BoostedTrees prior_residual = params.residual;
+    const ClassParams prior_params = params;
+    const Eigen::VectorXd x = fit_parametric(samples, layout, params, options, static_cast<KernelClass>(c));
     params = layout.unpack(x);
     params.fitted = true;
     params.residual = BoostedTrees();
@@ -224,10 +257,11 @@ EfficiencyModel fit_efficiency(const std::vector<Measurement>& rows, const FitOp
       if (options.select_residual) {
         params.residual_selection = select_boost_options(rows, d, targets, weights, family);
         if (params.residual_selection.folds > 0) boost = params.residual_selection.options;
+        params.residual_fade = probe_residual_fade(samples, layout, prior_params, options, static_cast<KernelClass>(c),
+                                                   rows, weights, family, boost);
       }
       params.residual.fit(rows, d, targets, weights, boost);
     }
-    (void)prior_residual;
   }
   model.trained_on.assign(gpus.begin(), gpus.end());
   return model;

@@ -158,7 +158,8 @@ KernelFeatures kernel_features(const Kernel& k, const GpuSpec& gpu, double other
 
 double EfficiencyModel::predict_seconds(const KernelFeatures& f, const ClassParams& p) {
   const double t = parametric_seconds(f, p);
-  return p.residual.empty() ? t : t * std::exp(p.residual.predict(f.xr.data()));
+  if (p.residual.empty()) return t;
+  return t * std::exp(p.residual_fade.factor(f.xr[0]) * p.residual.predict(f.xr.data()));
 }
 
 double EfficiencyModel::parametric_seconds(const KernelFeatures& f, const ClassParams& p) {
@@ -244,6 +245,16 @@ std::string EfficiencyModel::to_yaml() const {
           << sel.options.learning_rate << YAML::Key << "trees" << YAML::Value << sel.options.trees;
       out << YAML::EndMap;
     }
+    if (p.residual_fade.probe_rows > 0) {
+      const ResidualFade& fade = p.residual_fade;
+      out << YAML::Key << "residual_fade" << YAML::Value << YAML::Flow << YAML::BeginMap;
+      out << YAML::Key << "max_log2_work" << YAML::Value << fade.max_log2_work;
+      if (!std::isinf(fade.octaves)) out << YAML::Key << "octaves" << YAML::Value << fade.octaves;
+      out << YAML::Key << "probe_rows" << YAML::Value << fade.probe_rows << YAML::Key << "probe_mape_pct"
+          << YAML::Value << fade.probe_mape << YAML::Key << "flat_probe_mape_pct" << YAML::Value
+          << fade.flat_probe_mape;
+      out << YAML::EndMap;
+    }
     out << YAML::EndMap;
   }
   out << YAML::EndMap << YAML::EndMap;
@@ -301,6 +312,18 @@ EfficiencyModel EfficiencyModel::from_yaml(const std::string& text, const std::s
         r.options.depth = sel["depth"].as<int>();
         r.options.learning_rate = sel["learning_rate"].as<double>();
         r.options.trees = sel["trees"].as<int>();
+      }
+      // Files from before the fade have none: their residual extrapolates flat, as it did.
+      if (const YAML::Node fade = n["residual_fade"]) {
+        ResidualFade& r = p.residual_fade;
+        r.max_log2_work = fade["max_log2_work"].as<double>();
+        if (fade["octaves"]) r.octaves = fade["octaves"].as<double>();
+        r.probe_rows = fade["probe_rows"].as<std::size_t>();
+        r.probe_mape = fade["probe_mape_pct"].as<double>();
+        r.flat_probe_mape = fade["flat_probe_mape_pct"].as<double>();
+        if (!std::isfinite(r.max_log2_work) || !(r.octaves >= 0))
+          throw std::runtime_error(std::string("classes.") + kClassNames[c] +
+                                   ".residual_fade: expected a finite max_log2_work and octaves >= 0");
       }
     }
   } catch (const YAML::Exception& e) {  // "yaml-cpp: error at line 3, column 17: bad conversion"

@@ -116,6 +116,7 @@ struct ClassParams {
   // the six exp() calls of a kernel no memo knows. Keyed by value, so fitting may change the
   // parameters freely.
   LastValue exp_t0, exp_p_minus_1, exp_theta, sigmoid_c, sigmoid_m;
+  ResidualFade residual_fade;         // how the residual extrapolates beyond the fitted work
 };
 
 class EfficiencyModel {

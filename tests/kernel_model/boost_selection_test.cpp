@@ -126,3 +126,96 @@ TEST(BoostedTrees, PredictsWithTheFirstTreesOnly) {
   first.fit(d.rows, 2, d.y, d.w, o);
   for (std::size_t i = 0; i < 20; ++i) EXPECT_DOUBLE_EQ(all.predict(&d.rows[2 * i], 10), first.predict(&d.rows[2 * i]));
 }
+
+using ks::kernels::ResidualFade;
+using ks::kernels::select_residual_fade;
+
+TEST(ResidualFade, FadesLinearlyBeyondTheLargestFittedWork) {
+  ResidualFade fade;
+  fade.max_log2_work = 12;
+  EXPECT_DOUBLE_EQ(fade.factor(20), 1.0);  // no fade (infinite octaves): the residual extrapolates flat
+  fade.octaves = 2;
+  EXPECT_DOUBLE_EQ(fade.factor(8), 1.0);
+  EXPECT_DOUBLE_EQ(fade.factor(12), 1.0);
+  EXPECT_DOUBLE_EQ(fade.factor(13), 0.5);
+  EXPECT_DOUBLE_EQ(fade.factor(14), 0.0);
+  EXPECT_DOUBLE_EQ(fade.factor(15), 0.0);
+  fade.octaves = 0;  // a cut at the edge
+  EXPECT_DOUBLE_EQ(fade.factor(12), 1.0);
+  EXPECT_DOUBLE_EQ(fade.factor(12.01), 0.0);
+}
+
+namespace {
+// `families` families with rows at log2 work 0, 1/per_octave, .. 12; x1 the family's number;
+// targets from `residual` (a function of the work).
+template <typename F>
+Data work_data(int families, F residual, int per_octave = 4) {
+  Data d;
+  for (int f = 0; f < families; ++f)
+    for (int i = 0; i <= 12 * per_octave; ++i) {
+      const double work = static_cast<double>(i) / per_octave;
+      d.rows.push_back(work);
+      d.rows.push_back(f);
+      d.y.push_back(residual(work) + 0.01 * ((i * 7 + f * 3) % 5 - 2));  // a little repeat noise
+      d.w.push_back(1.0);
+      d.family.push_back(static_cast<std::size_t>(f));
+    }
+  return d;
+}
+BoostOptions probe_options() {
+  BoostOptions o;
+  o.depth = 2;
+  o.trees = 50;
+  o.learning_rate = 0.4;
+  return o;
+}
+}  // namespace
+
+// A correction that belongs to one range of work (here 8 < log2 work <= 10) is extended flat past
+// the edge of the rows the trees saw; the probe, whose trees see only log2 work <= 10, finds the
+// rows above better predicted with the residual cut or faded, in every family.
+TEST(SelectResidualFade, FadesACorrectionThatDoesNotCarryPastTheEdge) {
+  const Data d = work_data(10, [](double work) { return work > 8 && work <= 10 ? 0.2 : 0.0; });
+  const ResidualFade fade = select_residual_fade(d.rows, 2, d.y, d.w, d.family, probe_options());
+  EXPECT_DOUBLE_EQ(fade.max_log2_work, 12.0);
+  EXPECT_EQ(fade.probe_rows, 10u * 8u);  // log2 work 10.25 .. 12
+  EXPECT_FALSE(std::isinf(fade.octaves));
+  EXPECT_LT(fade.probe_mape, 0.5 * fade.flat_probe_mape);
+  // The truth drops at once: the cut is the best candidate.
+  EXPECT_DOUBLE_EQ(fade.octaves, 0.0);
+}
+
+// A correction that holds everywhere above some work carries past the edge: no fade.
+TEST(SelectResidualFade, KeepsACorrectionThatCarries) {
+  const Data d = work_data(10, [](double work) { return work > 6 ? 0.2 : 0.0; });
+  const ResidualFade fade = select_residual_fade(d.rows, 2, d.y, d.w, d.family, probe_options());
+  EXPECT_EQ(fade.probe_rows, 80u);
+  EXPECT_TRUE(std::isinf(fade.octaves));
+  EXPECT_DOUBLE_EQ(fade.probe_mape, fade.flat_probe_mape);
+  EXPECT_LT(fade.flat_probe_mape, 2.0);
+}
+
+// One family cannot show that a fade carries to other shapes (the sign test over families needs
+// several): no fade, though the probe's error is lower with one.
+TEST(SelectResidualFade, OneFamilyNeverFades) {
+  const auto drop = [](double work) { return work > 8 && work <= 10 ? 0.2 : 0.0; };
+  const Data d = work_data(1, drop, 32);
+  const ResidualFade fade = select_residual_fade(d.rows, 2, d.y, d.w, d.family, probe_options());
+  EXPECT_EQ(fade.probe_rows, 64u);
+  EXPECT_TRUE(std::isinf(fade.octaves));
+  EXPECT_DOUBLE_EQ(fade.probe_mape, fade.flat_probe_mape);
+  // The same rows dealt into 10 families (round-robin) do fade.
+  Data dealt = d;
+  for (std::size_t i = 0; i < dealt.family.size(); ++i) dealt.family[i] = i % 10;
+  const ResidualFade many = select_residual_fade(dealt.rows, 2, dealt.y, dealt.w, dealt.family, probe_options());
+  EXPECT_FALSE(std::isinf(many.octaves));
+}
+
+// Too few rows below the probed octaves: no probe at all.
+TEST(SelectResidualFade, TooFewRowsAreNotProbed) {
+  const Data d = work_data(1, [](double) { return 0.1; });  // 41 rows up to log2 work 10
+  const ResidualFade fade = select_residual_fade(d.rows, 2, d.y, d.w, d.family, probe_options());
+  EXPECT_EQ(fade.probe_rows, 0u);
+  EXPECT_TRUE(std::isinf(fade.octaves));
+  EXPECT_THROW(select_residual_fade(d.rows, 2, d.y, d.w, {}, probe_options()), std::invalid_argument);
+}

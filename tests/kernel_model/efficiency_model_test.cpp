@@ -1,6 +1,9 @@
 #include <gtest/gtest.h>
 
+#include <yaml-cpp/yaml.h>
+
 #include <cmath>
+#include <sstream>
 
 #include "kernels/spec_error.hpp"
 #include "kernels/efficiency_fit.hpp"
@@ -83,6 +86,51 @@ TEST(EfficiencyModel, YamlRoundTripIsExact) {
   EXPECT_THROW(EfficiencyModel::from_yaml("foo: 1", "bad.yaml"), SpecError);
   EXPECT_THROW(EfficiencyModel::from_yaml("kernel_efficiency_model: 1\nclasses: {gemm: {t0_us: -1}}", "b.yaml"),
                SpecError);
+}
+
+// Beyond the largest work the residual was fitted on, it fades linearly over the recorded octaves;
+// a file without a fade (from before it existed) extrapolates the residual flat, as it did.
+TEST(EfficiencyModel, ResidualFadesBeyondTheFittedWork) {
+  const EfficiencyModel plain = truth();
+  EfficiencyModel t = truth();
+  ClassParams& p = t.params(KernelClass::Gemm);
+  // A residual of +0.2 everywhere: one tree of depth 1 whose leaves agree.
+  p.residual = BoostedTrees::parse(YAML::Load("{dims: " + std::to_string(KernelFeatures::kResidualDims) +
+                                              ", base: 0, trees: [{features: [0], thresholds: [100.0], "
+                                              "leaves: [0.2, 0.2]}]}"));
+  p.residual_fade.max_log2_work = 10;  // M = 1024
+  p.residual_fade.octaves = 2;
+  p.residual_fade.probe_rows = 100;
+  const GpuSpec& gpu = *find_builtin_gpu("a100_sxm_80gb");
+  auto ratio = [&](const EfficiencyModel& m, std::int64_t tokens) {
+    const Kernel k = make_gemm("gemm", tokens, 4096, 4096, DType::FP16, 2, 2);
+    return m.cost(k, gpu).seconds / plain.cost(k, gpu).seconds;
+  };
+  EXPECT_NEAR(ratio(t, 512), std::exp(0.2), 1e-12);
+  EXPECT_NEAR(ratio(t, 1024), std::exp(0.2), 1e-12);
+  EXPECT_NEAR(ratio(t, 2048), std::exp(0.1), 1e-12);
+  EXPECT_NEAR(ratio(t, 4096), 1.0, 1e-12);
+  EXPECT_NEAR(ratio(t, 32768), 1.0, 1e-12);
+  const std::string text = t.to_yaml();
+  const EfficiencyModel again = EfficiencyModel::from_yaml(text, "t.yaml");
+  EXPECT_EQ(again.to_yaml(), text);
+  EXPECT_NEAR(ratio(again, 2048), std::exp(0.1), 1e-12);
+  // The same file without its residual_fade line: flat.
+  std::string old;
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);)
+    if (line.find("residual_fade") == std::string::npos) old += line + "\n";
+  ASSERT_NE(old, text);
+  EXPECT_NEAR(ratio(EfficiencyModel::from_yaml(old, "old.yaml"), 32768), std::exp(0.2), 1e-12);
+  // A damaged fade is a user error naming the key.
+  std::string bad = text;
+  bad.replace(bad.find("octaves: 2"), 10, "octaves: -1");
+  try {
+    EfficiencyModel::from_yaml(bad, "bad.yaml");
+    FAIL() << "accepted a negative fade";
+  } catch (const SpecError& e) {
+    EXPECT_NE(std::string(e.what()).find("gemm.residual_fade"), std::string::npos) << e.what();
+  }
 }
 
 TEST(EfficiencyModel, ReportsBoundAndEfficiency) {
