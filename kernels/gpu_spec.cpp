@@ -1,6 +1,7 @@
 #include "kernels/gpu_spec.hpp"
 
 #include <memory>
+#include <mutex>
 #include <stdexcept>
 
 #include "kernels/ascii.hpp"
@@ -21,9 +22,12 @@ double GpuSpec::peak(DType dtype) const {
 namespace {
 
 // Preset i of builtin_gpu_files(), parsed on first use: a run needs one GPU, and parsing all
-// thirteen YAML files cost more than the rest of a short run's start-up.
+// thirteen YAML files cost more than the rest of a short run's start-up. Locked, so that the
+// catalogue stays safe to read from several threads as it was when parsed in a function static.
 const GpuSpec& preset(std::size_t i) {
+  static std::mutex mutex;
   static std::vector<std::unique_ptr<const GpuSpec>> parsed(builtin_gpu_files().size());
+  const std::lock_guard<std::mutex> lock(mutex);
   if (!parsed[i]) {
     const EmbeddedFile& file = builtin_gpu_files()[i];
     parsed[i] = std::make_unique<const GpuSpec>(
@@ -35,12 +39,10 @@ const GpuSpec& preset(std::size_t i) {
 }  // namespace
 
 const GpuSpec* find_builtin_gpu(std::string_view name) {
+  // Presets are named as their files (tests/kernels/gpu_spec_test.cpp checks it).
   const auto& files = builtin_gpu_files();
-  // Presets are named as their files (tests/kernels/gpu_spec_test.cpp checks it): try that one first.
   for (std::size_t i = 0; i < files.size(); ++i)
-    if (ascii_iequals(files[i].name, name) && ascii_iequals(preset(i).name, name)) return &preset(i);
-  for (std::size_t i = 0; i < files.size(); ++i)
-    if (ascii_iequals(preset(i).name, name)) return &preset(i);
+    if (ascii_iequals(files[i].name, name)) return &preset(i);
   return nullptr;
 }
 

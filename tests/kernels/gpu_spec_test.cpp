@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
 
 namespace ks::kernels {
 namespace {
@@ -52,6 +55,27 @@ TEST(GpuSpec, EveryPresetCitesASource) {
   }
   EXPECT_EQ(find_builtin_gpu("H100_SXM"), find_builtin_gpu("h100_sxm"));
   EXPECT_EQ(find_builtin_gpu("tpu_v5"), nullptr);
+}
+
+// Presets are parsed on first use; threads looking them up at once must all get the one parsed
+// spec of each name (the catalogue is shared, read-only data).
+TEST(GpuSpec, ConcurrentLookupsShareOneSpecPerPreset) {
+  const std::vector<std::string> names = builtin_gpu_names();
+  std::vector<std::vector<const GpuSpec*>> seen(4);
+  std::vector<std::thread> threads;
+  for (std::size_t t = 0; t < seen.size(); ++t)
+    threads.emplace_back([&names, &out = seen[t], t] {
+      for (std::size_t i = 0; i < names.size(); ++i)  // each thread in its own order
+        out.push_back(find_builtin_gpu(names[(i + t * 3) % names.size()]));
+    });
+  for (std::thread& th : threads) th.join();
+  for (std::size_t t = 0; t < seen.size(); ++t)
+    for (std::size_t i = 0; i < names.size(); ++i) {
+      const GpuSpec* spec = seen[t][i];
+      ASSERT_NE(spec, nullptr);
+      EXPECT_EQ(spec->name, names[(i + t * 3) % names.size()]);
+      EXPECT_EQ(spec, find_builtin_gpu(spec->name));
+    }
 }
 
 // A100 tensor peak = SMs x 1024 dense FP16 FMA/clk x 2 x boost clock; checks the preset is
