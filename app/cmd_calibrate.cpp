@@ -67,14 +67,22 @@ int cmd_calibrate(const std::vector<std::string>& args) {
                 << s.options.learning_rate << ", " << s.options.trees << " trees (" << s.folds << "-fold CV over "
                 << s.families << " shape families: " << s.cv_mape << "%)\n";
       const kernels::ResidualFade& fade = model.params(cls).residual_fade;
-      if (fade.probe_rows == 0) continue;
-      std::cerr << kernels::class_name(cls) << " residual beyond log2(M x batch) = " << fade.max_log2_work << ": ";
-      if (std::isinf(fade.octaves))
-        std::cerr << "no fade";
-      else
-        std::cerr << "fades over " << fade.octaves << " octaves";
-      std::cerr << " (extrapolation probe, " << fade.probe_rows << " rows: " << fade.probe_mape << "%, "
-                << fade.flat_probe_mape << "% without a fade)\n";
+      if (fade.probe_rows > 0) {
+        std::cerr << kernels::class_name(cls) << " residual beyond log2(M x batch) = " << fade.max_log2_work << ": ";
+        if (std::isinf(fade.octaves))
+          std::cerr << "no fade";
+        else
+          std::cerr << "fades over " << fade.octaves << " octaves";
+        std::cerr << " (extrapolation probe, " << fade.probe_rows << " rows: " << fade.probe_mape << "%, "
+                  << fade.flat_probe_mape << "% without a fade)\n";
+      }
+      const kernels::MeasuredFamilies& measured = model.params(cls).measured;
+      if (measured.probe_rows > 0)
+        std::cerr << kernels::class_name(cls) << " measured families: "
+                  << (measured.empty() ? "not kept" : std::to_string(measured.size()) + " kept")
+                  << " (left-out-point probe, " << measured.probe_rows << " rows: " << measured.probe_mape
+                  << "% from the neighbouring points, " << measured.model_probe_mape << "% from the class model; "
+                  << "better in " << measured.probe_better_in << " of " << measured.probe_families << " families)\n";
     }
     std::cerr << "calibrated on " << rows.size() << " measurements; wrote " << out << "\n";
     return kExitOk;

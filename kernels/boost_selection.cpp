@@ -85,8 +85,6 @@ BoostSelection select_boost_options(const std::vector<double>& rows, std::size_t
   return best;
 }
 
-namespace {
-// P(at least `wins` of `n` fair coin flips come up heads): the one-sided sign test.
 double sign_test_p(std::size_t wins, std::size_t n) {
   double p = 0;
   for (std::size_t k = wins; k <= n; ++k)
@@ -94,7 +92,6 @@ double sign_test_p(std::size_t wins, std::size_t n) {
                   std::lgamma(static_cast<double>(n - k) + 1) - static_cast<double>(n) * std::log(2.0));
   return p;
 }
-}  // namespace
 
 ResidualFade select_residual_fade(const std::vector<double>& rows, std::size_t dims,
                                   const std::vector<double>& targets, const std::vector<double>& weights,

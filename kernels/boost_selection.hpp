@@ -59,6 +59,9 @@ struct ResidualFade {
   }
 };
 
+// P(at least `wins` of `n` fair coin flips come up heads): the one-sided sign test.
+double sign_test_p(std::size_t wins, std::size_t n);
+
 // The octaves a fade is probed over: the rows whose work lies this far below the largest.
 constexpr double kFadeProbeOctaves = 2.0;
 // The fades tried, in octaves (0: the residual stops at the edge).

@@ -261,6 +261,13 @@ EfficiencyModel fit_efficiency(const std::vector<Measurement>& rows, const FitOp
                                                    rows, weights, family, boost);
       }
       params.residual.fit(rows, d, targets, weights, boost);
+      if (options.measured_families) {
+        std::vector<FamilyMeasurement> deviations;
+        deviations.reserve(samples.size());
+        for (const Sample& s : samples)
+          deviations.push_back({s.f.kernel, s.log_seconds - std::log(EfficiencyModel::predict_seconds(s.f, params))});
+        params.measured = select_measured_families(deviations);
+      }
     }
   }
   model.trained_on.assign(gpus.begin(), gpus.end());

@@ -19,6 +19,9 @@ struct FitOptions {
   // Choose the trees' depth, learning rate and count per class by cross-validation over shape
   // families of the rows being fitted (boost_selection.hpp) instead of using `boost`.
   bool select_residual = false;
+  // Keep the sweep's measured shape families (measured_families.hpp) for a class whose
+  // left-out-point probe says they predict better than the class model; needs residual_trees.
+  bool measured_families = false;
   // Treat every row as the serving engine's own kernels (source flag 0): the target tier's sweep
   // defines the kernels being simulated, whatever measured it.
   bool rows_are_engine_source = false;

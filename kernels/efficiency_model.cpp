@@ -115,6 +115,7 @@ bool kernel_class(OpKind op, KernelClass* out) {
 
 KernelFeatures kernel_features(const Kernel& k, const GpuSpec& gpu, double other_source, bool residual) {
   KernelFeatures f;
+  f.kernel = k;
   if (!kernel_class(k.op, &f.cls))
     throw std::invalid_argument("kernel '" + std::string(k.name) + "' has no efficiency class");
   f.t_compute = k.flops > 0 ? k.flops / gpu.peak(k.dtype) : 0.0;
@@ -158,8 +159,9 @@ KernelFeatures kernel_features(const Kernel& k, const GpuSpec& gpu, double other
 
 double EfficiencyModel::predict_seconds(const KernelFeatures& f, const ClassParams& p) {
   const double t = parametric_seconds(f, p);
-  if (p.residual.empty()) return t;
-  return t * std::exp(p.residual_fade.factor(f.xr[0]) * p.residual.predict(f.xr.data()));
+  const double measured = p.measured.log_deviation(f.kernel, p.residual_fade.octaves);
+  if (p.residual.empty()) return measured == 0.0 ? t : t * std::exp(measured);
+  return t * std::exp(p.residual_fade.factor(f.xr[0]) * p.residual.predict(f.xr.data()) + measured);
 }
 
 double EfficiencyModel::parametric_seconds(const KernelFeatures& f, const ClassParams& p) {
@@ -255,6 +257,10 @@ std::string EfficiencyModel::to_yaml() const {
           << fade.flat_probe_mape;
       out << YAML::EndMap;
     }
+    if (p.measured.probe_rows > 0) {
+      out << YAML::Key << "measured_families" << YAML::Value;
+      p.measured.emit(out);
+    }
     out << YAML::EndMap;
   }
   out << YAML::EndMap << YAML::EndMap;
@@ -324,6 +330,14 @@ EfficiencyModel EfficiencyModel::from_yaml(const std::string& text, const std::s
         if (!std::isfinite(r.max_log2_work) || !(r.octaves >= 0))
           throw std::runtime_error(std::string("classes.") + kClassNames[c] +
                                    ".residual_fade: expected a finite max_log2_work and octaves >= 0");
+      }
+      // Files from before measured families have none: every kernel is priced by the class model.
+      if (const YAML::Node measured = n["measured_families"]) {
+        try {
+          p.measured = MeasuredFamilies::parse(measured);
+        } catch (const std::runtime_error& e) {
+          throw std::runtime_error(std::string("classes.") + kClassNames[c] + "." + e.what());
+        }
       }
     }
   } catch (const YAML::Exception& e) {  // "yaml-cpp: error at line 3, column 17: bad conversion"

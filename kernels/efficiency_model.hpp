@@ -29,6 +29,7 @@
 #include "kernels/boosted_trees.hpp"
 #include "kernels/gpu_spec.hpp"
 #include "kernels/kernel.hpp"
+#include "kernels/measured_families.hpp"
 #include "kernels/roofline.hpp"
 
 namespace ks::kernels {
@@ -70,6 +71,7 @@ struct KernelFeatures {
   // target's measurements. Other classes: waves of CTAs over the SMs.
   static constexpr std::size_t kResidualDims = 37;
   std::array<double, kResidualDims> xr{};
+  Kernel kernel{};  // the kernel itself: its shape family may have been measured
 };
 
 // `vendor_source` flags measurements whose source behaves differently from the engine being
@@ -117,6 +119,8 @@ struct ClassParams {
   // parameters freely.
   LastValue exp_t0, exp_p_minus_1, exp_theta, sigmoid_c, sigmoid_m;
   ResidualFade residual_fade;         // how the residual extrapolates beyond the fitted work
+  // The sweep's own measurements of its shape families (measured_families.hpp); empty: none kept.
+  MeasuredFamilies measured;
 };
 
 class EfficiencyModel {

@@ -56,6 +56,7 @@ EfficiencyModel fit_target(const std::vector<Measurement>& target_rows, const Ef
   options.prior = &prior;
   options.residual_trees = true;
   options.select_residual = true;
+  options.measured_families = true;
   options.rows_are_engine_source = true;
   EfficiencyModel model = fit_efficiency(target_rows, options);
   model.description = "target: fitted on a sweep of the target GPU, cross-gen model as prior";
