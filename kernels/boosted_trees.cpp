@@ -7,6 +7,9 @@
 #include <limits>
 #include <numeric>
 #include <stdexcept>
+#include <string>
+
+#include "kernels/number_list.hpp"
 
 namespace ks::kernels {
 namespace {
@@ -174,9 +177,9 @@ void BoostedTrees::emit(YAML::Emitter& out) const {
   out << YAML::Key << "trees" << YAML::Value << YAML::BeginSeq;
   for (const Tree& tree : trees_) {
     out << YAML::Flow << YAML::BeginMap;
-    out << YAML::Key << "features" << YAML::Value << YAML::Flow << tree.features;
-    out << YAML::Key << "thresholds" << YAML::Value << YAML::Flow << tree.thresholds;
-    out << YAML::Key << "leaves" << YAML::Value << YAML::Flow << tree.leaves;
+    out << YAML::Key << "features" << YAML::Value << YAML::SingleQuoted << format_number_list(tree.features);
+    out << YAML::Key << "thresholds" << YAML::Value << YAML::SingleQuoted << format_number_list(tree.thresholds);
+    out << YAML::Key << "leaves" << YAML::Value << YAML::SingleQuoted << format_number_list(tree.leaves);
     out << YAML::EndMap;
   }
   out << YAML::EndSeq << YAML::EndMap;
@@ -186,22 +189,27 @@ BoostedTrees BoostedTrees::parse(const YAML::Node& node) {
   BoostedTrees bt;
   bt.dims_ = node["dims"].as<std::size_t>();
   bt.base_ = node["base"].as<double>();
-  for (const auto& t : node["trees"]) {
+  const YAML::Node trees = node["trees"];
+  if (!trees || !trees.IsSequence()) throw std::runtime_error("residual trees: expected a 'trees' list");
+  for (std::size_t i = 0; i < trees.size(); ++i) {
+    const YAML::Node t = trees[i];
+    const std::string where = "trees[" + std::to_string(i) + "]";
     Tree tree;
-    tree.features = t["features"].as<std::vector<std::int32_t>>();
-    tree.thresholds = t["thresholds"].as<std::vector<double>>();
-    tree.leaves = t["leaves"].as<std::vector<double>>();
+    for (const std::int64_t f : parse_int_list(t["features"], where + ".features")) {
+      if (f < 0 || static_cast<std::uint64_t>(f) >= bt.dims_) throw std::runtime_error(where + ": tree feature out of range");
+      tree.features.push_back(static_cast<std::int32_t>(f));
+    }
+    tree.thresholds = parse_double_list(t["thresholds"], where + ".thresholds");
+    tree.leaves = parse_double_list(t["leaves"], where + ".leaves");
     const std::size_t depth = tree.features.size();
     if (depth == 0 || depth > static_cast<std::size_t>(kMaxDepth) || tree.thresholds.size() != depth ||
         tree.leaves.size() != (std::size_t{1} << depth))
-      throw std::runtime_error("malformed tree (expected 1..8 features and thresholds and 2^depth leaves)");
-    for (const std::int32_t f : tree.features)
-      if (f < 0 || static_cast<std::size_t>(f) >= bt.dims_) throw std::runtime_error("tree feature out of range");
+      throw std::runtime_error(where + ": malformed tree (expected 1..8 features and thresholds and 2^depth leaves)");
     // Thresholds and leaf values finite: anything else is a damaged file.
     for (const double v : tree.thresholds)
-      if (!std::isfinite(v)) throw std::runtime_error("malformed tree (non-finite threshold)");
+      if (!std::isfinite(v)) throw std::runtime_error(where + ": malformed tree (non-finite threshold)");
     for (const double v : tree.leaves)
-      if (!std::isfinite(v)) throw std::runtime_error("malformed tree (non-finite leaf value)");
+      if (!std::isfinite(v)) throw std::runtime_error(where + ": malformed tree (non-finite leaf value)");
     bt.trees_.push_back(std::move(tree));
   }
   bt.flatten();

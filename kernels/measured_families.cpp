@@ -3,15 +3,30 @@
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <stdexcept>
 #include <string>
 #include <tuple>
 
 #include "kernels/boost_selection.hpp"
+#include "kernels/number_list.hpp"
 
 namespace ks::kernels {
 namespace {
+
+// Measured deviations are written with 6 significant digits: finer than their noise.
+std::vector<double> rounded(const std::vector<double>& values) {
+  std::vector<double> out;
+  out.reserve(values.size());
+  char buf[32];
+  for (const double v : values) {
+    std::snprintf(buf, sizeof buf, "%.6g", v);
+    out.push_back(std::strtod(buf, nullptr));
+  }
+  return out;
+}
 
 constexpr OpKind kFamilyOps[] = {OpKind::Embedding, OpKind::RmsNorm, OpKind::LayerNorm, OpKind::Gemm,
                                  OpKind::MoeTopK,   OpKind::MoeGemm, OpKind::MoeSum,    OpKind::Rope,
@@ -199,11 +214,8 @@ void MeasuredFamilies::emit(YAML::Emitter& out) const {
         << f.bytes_fixed << YAML::Key << "flops_per_m" << YAML::Value << f.flops_per_m;
     std::vector<std::int64_t> m;
     for (const double x : f.log2_m) m.push_back(std::llround(std::exp2(x)));
-    out << YAML::Key << "m" << YAML::Value << YAML::Flow << m;
-    // Measured deviations: 6 significant digits are finer than their noise.
-    out.SetDoublePrecision(6);
-    out << YAML::Key << "log_ratio" << YAML::Value << YAML::Flow << f.log_ratio;
-    out.SetDoublePrecision(17);
+    out << YAML::Key << "m" << YAML::Value << YAML::SingleQuoted << format_number_list(m);
+    out << YAML::Key << "log_ratio" << YAML::Value << YAML::SingleQuoted << format_number_list(rounded(f.log_ratio));
     out << YAML::EndMap;
   }
   out << YAML::EndSeq << YAML::EndMap;
@@ -239,11 +251,11 @@ MeasuredFamilies MeasuredFamilies::parse(const YAML::Node& node) {
     family.bytes_per_m = f["bytes_per_m"].as<double>();
     family.bytes_fixed = f["bytes_fixed"].as<double>();
     family.flops_per_m = f["flops_per_m"].as<double>();
-    const auto m = f["m"].as<std::vector<std::int64_t>>();
+    const auto m = parse_int_list(f["m"], where + ".m");
     if (std::any_of(m.begin(), m.end(), [](std::int64_t v) { return v < 1; }))
       throw std::runtime_error(where + ".m: expected values >= 1");
     for (const std::int64_t v : m) family.log2_m.push_back(std::log2(static_cast<double>(v)));
-    family.log_ratio = f["log_ratio"].as<std::vector<double>>();
+    family.log_ratio = parse_double_list(f["log_ratio"], where + ".log_ratio");
     bool finite = std::isfinite(family.bytes_per_m + family.bytes_fixed + family.flops_per_m);
     for (const double v : family.log_ratio) finite = finite && std::isfinite(v) && std::fabs(v) < 10.0;
     if (!finite) throw std::runtime_error(where + ": expected finite numbers (log ratios within +-10)");

@@ -109,11 +109,14 @@ TEST(MeasuredFamilies, CalibrationYamlRoundTripAndErrors) {
     }
     return "accepted";
   };
-  EXPECT_NE(error_of("m: [256, 1024]", "m: [1024, 256]").find("gemm.measured_families.families[0].m"),
+  // Lists are one scalar each; an ordinary YAML sequence (older files) reads the same.
+  EXPECT_EQ(error_of("m: '256 1024'", "m: [256, 1024]"), "accepted");
+  EXPECT_NE(error_of("m: '256 1024'", "m: '1024 256'").find("gemm.measured_families.families[0].m"),
             std::string::npos);
+  EXPECT_NE(error_of("m: '256 1024'", "m: '256 x'").find("families[0].m[1]: 'x' is not an integer"), std::string::npos);
   EXPECT_NE(error_of("op: gemm", "op: attention_decode").find("families[0].op"), std::string::npos);
-  EXPECT_NE(error_of("m: [256, 1024]", "m: [256]").find("equal length"), std::string::npos);
-  EXPECT_NE(error_of("m: [256, 1024]", "m: [0, 1024]").find(">= 1"), std::string::npos);
+  EXPECT_NE(error_of("m: '256 1024'", "m: '256'").find("equal length"), std::string::npos);
+  EXPECT_NE(error_of("m: '256 1024'", "m: [0, 1024]").find(">= 1"), std::string::npos);
 }
 
 // Calibrated on a sweep whose one family has a staircase the class model cannot represent, the
