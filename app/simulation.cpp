@@ -15,12 +15,18 @@
 namespace ks::app {
 namespace {
 
+std::vector<std::string> profile_choices() {
+  std::vector<std::string> names{"none"};
+  for (const auto& p : serving::engine_profiles()) names.push_back(p.name);
+  return names;
+}
+
 config::Schema scenario_schema() {
   config::Schema s("A serving scenario: model, hardware, engine, workload and outputs.");
   s.string("name", std::string("scenario"), "scenario name (used for the default output folder)")
       .integer("seed", 0, "global seed; every component draws from its own stream derived from it", 0)
       .integer("replicas", 1, "engine replicas behind the router", 1, 4096)
-      .choice("profile", {"none", "vllm", "sglang", "trtllm"}, std::string("none"),
+      .choice("profile", profile_choices(), std::string("none"),
               "engine profile: host-overhead and scheduler defaults of that engine (docs/serving.md)");
   return s;
 }
@@ -198,6 +204,16 @@ Simulation::Simulation(config::Document& scenario) {
   const auto& sched_entry =
       serving::scheduler_registry().get(engine_sec.kind("vllm_v1"), engine_sec.mark("kind"), "engine.kind");
   const config::Params engine_p = engine_sec.resolve(sched_entry.schema);
+  if (engine_p.has("num_scheduler_steps") && engine_p.integer("num_scheduler_steps") > 1) {
+    const auto& mark = engine_p.mark("num_scheduler_steps");
+    if (pp_ > 1)
+      throw config::ConfigError(mark, "engine.num_scheduler_steps",
+                                "multi-step scheduling with pipeline parallelism (parallel.pp > 1) is not modelled; use 1");
+    if (engine_p.flag("enable_chunked_prefill"))
+      throw config::ConfigError(mark, "engine.num_scheduler_steps",
+                                "multi-step scheduling with chunked prefill (vLLM >= 0.6.2) is not modelled; use 1 or "
+                                "set engine.enable_chunked_prefill: false");
+  }
   const config::Params cache_p = root.section("cache", false).resolve(cache_schema());
 
   // Workload and router.

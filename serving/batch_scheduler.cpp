@@ -9,6 +9,9 @@ ContinuousBatchingScheduler::ContinuousBatchingScheduler(const SchedulerLimits& 
     : limits_(limits), kv_(kv) {
   if (limits.max_num_seqs < 1) throw std::invalid_argument("max_num_seqs must be >= 1");
   if (limits.max_num_batched_tokens < 1) throw std::invalid_argument("max_num_batched_tokens must be >= 1");
+  if (limits.multi_step < 1) throw std::invalid_argument("multi_step must be >= 1");
+  if (limits.multi_step > 1 && limits.chunked_prefill)
+    throw std::invalid_argument("multi-step scheduling with chunked prefill is not modelled");
 }
 
 void ContinuousBatchingScheduler::add(Request* request) { waiting_.push_back(request); }
@@ -50,9 +53,15 @@ void ContinuousBatchingScheduler::schedule_running(StepPlan& plan, std::int64_t&
       continue;
     }
     const std::int64_t tokens = std::min(tokens_to_compute(*r), budget);
+    // A decode in a multi-step batch needs room for every pass's token (vLLM's lookahead slots),
+    // up to the sequence's last one.
+    const std::int64_t room = tokens == 1 && r->generated > 0 && limits_.multi_step > 1
+                                  ? std::min(r->computed_tokens + limits_.multi_step,
+                                             r->prompt_tokens + r->output_tokens - 1)
+                                  : r->computed_tokens + tokens;
     bool placed = false;
     while (!placed) {
-      if (kv_.reserve(*r, r->computed_tokens + tokens)) {
+      if (kv_.reserve(*r, std::max(room, r->computed_tokens + tokens))) {
         placed = true;
       } else if (Request* victim = take_victim(next)) {
         preempt(victim, plan);
@@ -115,9 +124,20 @@ void ContinuousBatchingScheduler::schedule(StepPlan& plan) {
   plan.preempted.clear();
   plan.sequences.reserve(std::min(running_.size() + waiting_.size(), static_cast<std::size_t>(limits_.max_num_seqs)));
   std::int64_t budget = limits_.max_num_batched_tokens;
-  schedule_running(plan, budget);
-  admit_waiting(plan, budget);
+  plan.steps = 1;
+  if (limits_.prefill_first) {
+    admit_waiting(plan, budget);  // the step is prompts only if any could be admitted
+    if (plan.empty()) schedule_running(plan, budget);
+  } else {
+    schedule_running(plan, budget);
+    admit_waiting(plan, budget);
+  }
   plan.num_tokens = limits_.max_num_batched_tokens - budget;
+  if (limits_.multi_step > 1 && !plan.empty() &&
+      std::all_of(plan.sequences.begin(), plan.sequences.end(), [](const ScheduledSequence& s) {
+        return s.tokens == 1 && s.request->generated > 0;
+      }))
+    plan.steps = limits_.multi_step;
 }
 
 void ContinuousBatchingScheduler::complete(const StepPlan& plan, double now_s, StepOutcome& outcome) {
@@ -126,11 +146,14 @@ void ContinuousBatchingScheduler::complete(const StepPlan& plan, double now_s, S
   outcome.emitted.reserve(plan.sequences.size());
   for (const ScheduledSequence& s : plan.sequences) {
     Request* r = s.request;
-    r->computed_tokens += s.tokens;
+    // Each pass of a multi-step batch yields a token; passes past the request's last token ran
+    // (the batch keeps its shape) but their tokens are dropped.
+    const std::int64_t passes = std::min<std::int64_t>(plan.steps, r->output_tokens - r->generated);
+    r->computed_tokens += s.tokens + (passes - 1);
     kv_.commit(*r);  // its full blocks become reusable by later requests with the same prefix
     if (r->computed_tokens < r->sequence_length()) continue;  // a prefill chunk, not the last
-    // The step's logits for this sequence yield one token.
-    ++r->generated;
+    // The step's logits for this sequence yield one token (one per pass when multi-step).
+    r->generated += passes;
     if (r->first_token_s < 0) r->first_token_s = now_s;
     outcome.emitted.push_back({r, r->last_token_s});
     r->last_token_s = now_s;

@@ -24,6 +24,10 @@ struct StepPlan {
   std::vector<ScheduledSequence> sequences;
   std::vector<Request*> preempted;  // evicted to make room (recomputed later)
   std::int64_t num_tokens = 0;
+  // Forward passes run on this plan before the scheduler sees the engine again (multi-step
+  // scheduling: > 1 only for a batch of decodes). Pass k computes each decode at context
+  // cached_before + 1 + k; the tokens of all passes come out together at the end.
+  int steps = 1;
   bool empty() const { return sequences.empty(); }
 };
 
@@ -46,6 +50,12 @@ struct SchedulerLimits {
   bool decode_first = false;   // decodes before unfinished prefill chunks (Sarathi-Serve)
   bool reserve_full = false;   // reserve KV for prompt + all output at admission (Orca): no preemption
   bool static_batch = false;   // admit a new batch only when the previous one has finished
+  // vLLM v0 without chunked prefill: a step runs new prompts only (as many as fit) while any can
+  // be admitted, otherwise the running decodes; the two never share a step.
+  bool prefill_first = false;
+  // vLLM v0.6's --num-scheduler-steps: a batch of decodes runs this many passes per scheduling,
+  // with KV room reserved for all of them, and streams its tokens once at the end.
+  int multi_step = 1;
 };
 
 class BatchScheduler {
@@ -85,8 +95,8 @@ inline SchedulerRegistry& scheduler_registry() { return SchedulerRegistry::insta
 // chunks, in arrival order), then waiting requests FIFO, all under one token budget per step;
 // prefills are chunked to fit the budget; a new request starts after its longest cached prefix
 // (prefix caching); when KV blocks run out, the most recently admitted running request is
-// preempted and later recomputed. SchedulerLimits' policy flags turn it into Sarathi-Serve,
-// Orca or static batching.
+// preempted and later recomputed. SchedulerLimits' policy flags turn it into vLLM v0 (prefills
+// first, multi-step decodes), Sarathi-Serve, Orca or static batching.
 class ContinuousBatchingScheduler final : public BatchScheduler {
  public:
   ContinuousBatchingScheduler(const SchedulerLimits& limits, KvBlockManager& kv);

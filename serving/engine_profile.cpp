@@ -5,22 +5,40 @@
 
 namespace ks::serving {
 
-// vLLM's host is the `fitted` kind: CPU phases fitted to measured overheads of a vLLM-derived
-// engine (docs/hardware.md), with CUDA graphs for decode as vLLM captures them (up to batch 512).
-// The other two are rough figures, not fitted to any measurement: SGLang's overlap scheduler hides
-// most CPU time per step, TensorRT-LLM has a C++ runtime; CUDA graphs / fused kernels make
-// per-kernel launch cost smaller. Override any of them in the scenario.
+namespace {
+
+using Defaults = std::vector<std::pair<std::string, std::string>>;
+
+// vLLM's host (both vLLM profiles) is the `fitted` kind: CPU phases fitted to measured overheads
+// of a vLLM-derived engine (docs/hardware.md), with CUDA graphs for decode as vLLM captures them
+// (v1 up to batch 512, v0 up to 256).
+Defaults with_vllm_host(Defaults engine, const char* cuda_graph_max_batch_size) {
+  engine.insert(engine.end(), {{"hardware.host.kind", "fitted"},
+                               {"hardware.host.measurements", "a100"},
+                               {"hardware.host.launch_overhead", "4us"},
+                               {"hardware.host.cuda_graphs", "true"},
+                               {"hardware.host.cuda_graph_max_batch_size", cuda_graph_max_batch_size}});
+  return engine;
+}
+
+}  // namespace
+
+// SGLang's and TensorRT-LLM's hosts are rough figures, not fitted to any measurement: SGLang's
+// overlap scheduler hides most CPU time per step, TensorRT-LLM has a C++ runtime; CUDA graphs /
+// fused kernels make per-kernel launch cost smaller. Override any of them in the scenario.
 const std::vector<EngineProfile>& engine_profiles() {
   static const std::vector<EngineProfile> profiles{
       {"vllm", "vLLM v1: chunked prefill, 8192-token budget, Python engine overheads",
-       {{"engine.kind", "vllm_v1"},
-        {"engine.max_num_seqs", "256"},
-        {"engine.max_num_batched_tokens", "8192"},
-        {"hardware.host.kind", "fitted"},
-        {"hardware.host.measurements", "a100"},
-        {"hardware.host.launch_overhead", "4us"},
-        {"hardware.host.cuda_graphs", "true"},
-        {"hardware.host.cuda_graph_max_batch_size", "512"}}},
+       with_vllm_host({{"engine.kind", "vllm_v1"},
+                       {"engine.max_num_seqs", "256"},
+                       {"engine.max_num_batched_tokens", "8192"}},
+                      "512")},
+      {"vllm_v0", "vLLM v0 (<= 0.6): prompts first without chunking, Python engine overheads; "
+                  "set engine.num_scheduler_steps for --num-scheduler-steps",
+       with_vllm_host({{"engine.kind", "vllm_v0"},
+                       {"engine.max_num_seqs", "256"},
+                       {"engine.max_num_batched_tokens", "8192"}},
+                      "256")},
       {"sglang", "SGLang: chunked prefill (8192), overlap scheduling hides most CPU time per step",
        {{"engine.kind", "vllm_v1"},
         {"engine.max_num_seqs", "256"},

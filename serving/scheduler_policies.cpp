@@ -1,5 +1,5 @@
 // The registered scheduler kinds: one engine (ContinuousBatchingScheduler) with the policy flags
-// that distinguish vLLM v1, Sarathi-Serve, Orca and static batching.
+// that distinguish vLLM v1, vLLM v0, Sarathi-Serve, Orca and static batching.
 #include "serving/batch_scheduler.hpp"
 
 namespace ks::serving {
@@ -34,6 +34,21 @@ const bool registered = [] {
              256, 8192, "token budget of one step")
           .flag("enable_chunked_prefill", true, "split long prompts over several steps to fit the budget"),
       [](SchedulerLimits& l, const config::Params& p) { l.chunked_prefill = p.flag("enable_chunked_prefill"); });
+  add("vllm_v0",
+      common("vLLM v0 (up to 0.6) default scheduler. Without chunked prefill a step runs either new prompts "
+             "(whole, as many as fit the budget) or the running decodes, prompts first; with "
+             "num_scheduler_steps > 1 a batch of decodes runs that many passes per scheduling and streams "
+             "its tokens once at the end (--num-scheduler-steps). With chunked prefill: decodes first, then "
+             "prefill chunks, under the budget.",
+             256, 8192, "token budget of one step (vLLM: max(max_model_len, 2048) without chunking)")
+          .flag("enable_chunked_prefill", false, "split long prompts over several steps to fit the budget")
+          .integer("num_scheduler_steps", 1, "decode passes per scheduling (multi-step); needs chunking off", 1, 64),
+      [](SchedulerLimits& l, const config::Params& p) {
+        l.chunked_prefill = p.flag("enable_chunked_prefill");
+        l.decode_first = l.chunked_prefill;
+        l.prefill_first = !l.chunked_prefill;
+        l.multi_step = static_cast<int>(p.integer("num_scheduler_steps"));
+      });
   add("sarathi",
       common("Sarathi-Serve stall-free batching: decodes first, then unfinished prefill chunks, then new "
              "prompts, chunked to a small token budget so decodes never wait behind a long prefill.",

@@ -8,11 +8,28 @@ measured and predicted values, their relative error, and the median absolute err
 usage: scenarios/validation/validate.py [--tier target|cross-gen|roofline] [--cli build/app/kernelsight]
                                        [--out results/validation]
 """
-import argparse, csv, json, os, statistics, subprocess, sys
+import argparse, csv, json, os, re, statistics, subprocess, sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 MODELS = {"Llama-3.1-8B": "llama-3.1-8b", "Llama-3.1-8B-Instruct": "llama-3.1-8b", "Llama-3-8B": "llama-3-8b",
           "Llama-2-7B": "llama-2-7b", "Mistral-7B": "mistral-7b"}
+
+
+def engine_sets(engine):
+    """Engine profile and launch flags of a serving row's engine column, e.g.
+    "vLLM v0.6.0 (--num-scheduler-steps 10)"."""
+    if engine.startswith("SGLang"):
+        return ["profile=sglang"]
+    if not engine.startswith("vLLM v0."):
+        return ["profile=vllm"]
+    sets = ["profile=vllm_v0"]
+    m = re.search(r"--num-scheduler-steps (\d+)", engine)
+    if m:
+        sets.append(f"engine.num_scheduler_steps={m.group(1)}")
+    # The source's launch command (benchmark_vllm_060/README.md) sets --max_model_len 4096: without
+    # chunked prefill vLLM v0 then batches at most max(max_model_len, 2048) = 4096 tokens a step.
+    sets.append("engine.max_num_batched_tokens=4096")
+    return sets
 
 
 def run(cli, scenario, sets, out, tier):
@@ -61,10 +78,9 @@ def main():
 
     with open(os.path.join(ROOT, "data/e2e/a100_serving_latency.csv")) as f:
         for i, r in enumerate(csv.DictReader(f)):
-            profile = "sglang" if r["engine"].startswith("SGLang") else "vllm"
             rate = r["request_rate_or_concurrency"]
             offline = "inf" in rate
-            sets = [f"profile={profile}", f"workload.num_requests={r['num_prompts']}"]
+            sets = engine_sets(r["engine"]) + [f"workload.num_requests={r['num_prompts']}"]
             sets += ["workload.arrival=constant", "workload.rate=1000000/s"] if offline else \
                     [f"workload.rate={rate.split('=')[1].split()[0]}/s"]
             s = run(args.cli, "a100_sharegpt_serving.yaml", sets, os.path.join(args.out, f"serving_{i}"), args.tier)
@@ -74,6 +90,7 @@ def main():
             else:
                 rows.append((label, "median TTFT ms", float(r["ttft_ms_p50"]), s["median_ttft_ms"]))
                 rows.append((label, "median TPOT ms", float(r["tpot_ms_p50"]), s["median_tpot_ms"]))
+                rows.append((label, "median ITL ms", float(r["itl_ms"]), s["median_itl_ms"]))
 
     print(f"{'row':<52} {'metric':<15} {'measured':>10} {'predicted':>10} {'error':>8}")
     errors = {}

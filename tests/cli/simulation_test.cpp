@@ -8,6 +8,7 @@
 #include "kernels/calibration_store.hpp"
 
 #include "app/simulation.hpp"
+#include "sc_modules/config/error.hpp"
 #include "tests/support/step_time.hpp"
 #include "kernels/gpu_spec.hpp"
 #include "kernels/model_config.hpp"
@@ -32,12 +33,13 @@ workload: {kind: poisson, rate: 0.01/s, num_requests: 5, prompt_tokens: 1000, ou
 // Step time of one batch on the modelled host + GPU (asynchronous launches, see HostCpu), with
 // kernel times from `kernel_seconds` (default: the roofline with a 2 us overhead).
 double step_seconds(const kernels::StepBatch& batch,
-                    std::function<double(const kernels::Kernel&)> kernel_seconds = nullptr) {
+                    std::function<double(const kernels::Kernel&)> kernel_seconds = nullptr, bool prepare = true,
+                    bool finish = true) {
   const auto* model = kernels::find_builtin_model("llama-3-8b");
   const auto* gpu = kernels::find_builtin_gpu("a100_sxm_80gb");
   if (!kernel_seconds) kernel_seconds = [&](const kernels::Kernel& k) { return kernels::roofline_cost(k, *gpu, 2e-6).seconds; };
   const auto sk = kernels::decompose_step(*model, batch, kernels::DType::BF16, kernels::DType::BF16);
-  return test_support::async_step_time(sk, 300e-6, 5e-6, 200e-6, kernel_seconds).seconds;
+  return test_support::async_step_time(sk, prepare ? 300e-6 : 0.0, 5e-6, finish ? 200e-6 : 0.0, kernel_seconds).seconds;
 }
 
 }  // namespace
@@ -66,6 +68,51 @@ TEST(Simulation, IsolatedRequestsTakeExactlyTheirStepTimes) {
   EXPECT_NEAR(s.tpot.mean_ms, decode_total / 19 * 1e3, 1e-6);
   EXPECT_NEAR(s.e2el.mean_ms, (ttft + decode_total) * 1e3, 1e-6);
   EXPECT_EQ(sim.total_steps(), 5u * 20u);
+}
+
+// vLLM v0 multi-step (--num-scheduler-steps 4): after the prefill, each scheduling runs four
+// decode passes; the host prepares before the first and processes outputs after the last only,
+// and the four tokens come out together (one inter-token gap per batch).
+TEST(Simulation, MultiStepDecodesPayTheHostOncePerBatchAndStreamPerBatch) {
+  config::Document doc = config::Document::parse(kScenario, "e2e.yaml");
+  doc.apply_override("engine.kind=vllm_v0");
+  doc.apply_override("engine.num_scheduler_steps=4");
+  doc.apply_override("workload.output_tokens=9");
+  app::Simulation sim(doc);
+  sim.run();
+  const serving::BenchmarkSummary s = sim.summary();
+  ASSERT_EQ(s.completed, 5);
+  kernels::StepBatch prefill;
+  prefill.prefills = {{1000, 0, true}};
+  const double ttft = step_seconds(prefill);
+  std::vector<double> batches;  // two batches of four passes: contexts 1001-1004, 1005-1008
+  for (int b = 0; b < 2; ++b) {
+    double t = 0;
+    for (int pass = 0; pass < 4; ++pass) {
+      kernels::StepBatch d;
+      d.decode_contexts = {1001 + 4 * b + pass};
+      t += step_seconds(d, nullptr, pass == 0, pass == 3);
+    }
+    batches.push_back(t);
+  }
+  EXPECT_NEAR(s.ttft.mean_ms, ttft * 1e3, 1e-6);
+  EXPECT_NEAR(s.e2el.mean_ms, (ttft + batches[0] + batches[1]) * 1e3, 1e-6);
+  EXPECT_NEAR(s.tpot.mean_ms, (batches[0] + batches[1]) / 8 * 1e3, 1e-6);
+  EXPECT_NEAR(s.itl.mean_ms, (batches[0] + batches[1]) / 2 * 1e3, 1e-6);
+  EXPECT_EQ(sim.total_steps(), 5u * 9u);
+  // The engine rejects what it does not model, naming the key.
+  for (const char* bad : {"engine.enable_chunked_prefill=true", "parallel.pp=2"}) {
+    config::Document other = config::Document::parse(kScenario, "e2e.yaml");
+    other.apply_override("engine.kind=vllm_v0");
+    other.apply_override("engine.num_scheduler_steps=4");
+    other.apply_override(bad);
+    try {
+      app::Simulation rejected(other);
+      ADD_FAILURE() << bad << " was accepted";
+    } catch (const config::ConfigError& e) {
+      EXPECT_NE(std::string(e.what()).find("engine.num_scheduler_steps"), std::string::npos) << e.what();
+    }
+  }
 }
 
 // The same scenario traced and run in 7 ms slices (as the progress bar runs it): the host track's

@@ -46,3 +46,16 @@ TEST(EngineProfile, VllmUsesTheFittedHostUnlessTheScenarioTunesAnother) {
   EXPECT_NE(n.find("measurements: a40"), std::string::npos) << n;  // the scenario's value wins
   EXPECT_NE(n.find("cuda_graphs: true"), std::string::npos) << n;
 }
+
+// vLLM v0.6: the v0 scheduler (prompts first, no chunking) with vLLM's fitted host and v0's CUDA
+// graph sizes (up to batch 256); the scenario's own scheduler settings stay its own.
+TEST(EngineProfile, VllmV0PicksTheV0SchedulerAndKeepsTheScenariosMultiStep) {
+  config::Document doc =
+      config::Document::parse("profile: vllm_v0\nengine: {num_scheduler_steps: 10}\n", "p.yaml");
+  serving::apply_engine_profile(doc);
+  const std::string y = doc.resolved_yaml();
+  EXPECT_NE(y.find("kind: vllm_v0"), std::string::npos) << y;
+  EXPECT_NE(y.find("num_scheduler_steps: 10"), std::string::npos) << y;
+  EXPECT_NE(y.find("kind: fitted"), std::string::npos) << y;
+  EXPECT_NE(y.find("cuda_graph_max_batch_size: 256"), std::string::npos) << y;
+}

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <deque>
+#include <functional>
 #include <set>
 
 #include "sc_modules/util/rng.hpp"
@@ -38,7 +39,16 @@ struct Harness {
     EXPECT_FALSE(plan.empty()) << "scheduler stalled with work left";
     std::int64_t tokens = 0;
     std::set<const Request*> seen;
+    bool any_prompt = false, any_decode = false;
     for (const auto& s : plan.sequences) {
+      const bool decode = s.tokens == 1 && s.request->generated > 0 &&
+                          s.cached_before == s.request->sequence_length() - 1;
+      (decode ? any_decode : any_prompt) = true;
+      if (plan.steps > 1) {
+        // A multi-step pass k computes the token at cached_before + k: room for all of them.
+        EXPECT_GE(s.request->kv_blocks * kv.block_size(),
+                  std::min(s.cached_before + plan.steps, s.request->prompt_tokens + s.request->output_tokens - 1));
+      }
       EXPECT_TRUE(seen.insert(s.request).second) << "request scheduled twice in one step";
       EXPECT_GE(s.tokens, 1);
       EXPECT_EQ(s.cached_before, s.request->computed_tokens);
@@ -50,6 +60,11 @@ struct Harness {
     }
     EXPECT_LE(tokens, limits.max_num_batched_tokens);
     EXPECT_EQ(tokens, plan.num_tokens);
+    if (limits.prefill_first) {
+      EXPECT_FALSE(any_prompt && any_decode) << "vLLM v0 mixed prompts and decodes";
+    }
+    // Multi-step only for a batch of decodes, and then always the configured number of passes.
+    EXPECT_EQ(plan.steps, any_prompt ? 1 : limits.multi_step);
     EXPECT_LE(static_cast<std::int64_t>(plan.sequences.size()), limits.max_num_seqs);
     EXPECT_LE(static_cast<std::int64_t>(scheduler.num_running()), limits.max_num_seqs);
     // Block references held by requests add up to the blocks' reference counts, and blocks in use
@@ -73,7 +88,7 @@ struct Harness {
       EXPECT_EQ(held, in_use);
     }
     preemptions += static_cast<std::int64_t>(plan.preempted.size());
-    ++steps;
+    steps += plan.steps;  // one time unit per forward pass
     return scheduler.complete(plan, static_cast<double>(steps));
   }
 
@@ -158,10 +173,15 @@ TEST(Scheduler, PreemptsWhenKvRunsOutAndResumesByRecompute) {
   EXPECT_EQ(h.kv.free_blocks(), h.kv.num_blocks());
 }
 
-TEST(Scheduler, RandomWorkloadsKeepEveryInvariantAndFinish) {
-  ks::util::Rng rng(99);
+namespace {
+
+// Random arrivals and lengths under random limits (`policy` adds policy flags): every step keeps
+// the harness's invariants, every request finishes with all its tokens, no block leaks.
+void random_workloads_finish(std::uint64_t seed, const std::function<void(SchedulerLimits&, ks::util::Rng&)>& policy) {
+  ks::util::Rng rng(seed);
   for (int trial = 0; trial < 20; ++trial) {
-    const SchedulerLimits limits{rng.uniform_int(1, 64), rng.uniform_int(16, 2048), rng.uniform() < 0.8};
+    SchedulerLimits limits{rng.uniform_int(1, 64), rng.uniform_int(16, 2048), rng.uniform() < 0.8};
+    policy(limits, rng);
     // Big enough for the largest single request (prompt <= 1024, output <= 256 -> 80 blocks).
     Harness h(limits, rng.uniform_int(80, 400));
     std::int64_t expected_tokens = 0;
@@ -188,6 +208,20 @@ TEST(Scheduler, RandomWorkloadsKeepEveryInvariantAndFinish) {
     EXPECT_EQ(produced, expected_tokens);
     EXPECT_EQ(h.kv.free_blocks(), h.kv.num_blocks());
   }
+}
+
+}  // namespace
+
+TEST(Scheduler, RandomWorkloadsKeepEveryInvariantAndFinish) {
+  random_workloads_finish(99, [](SchedulerLimits&, ks::util::Rng&) {});
+}
+
+TEST(Policies, VllmV0RandomWorkloadsKeepEveryInvariantAndFinish) {
+  random_workloads_finish(7, [](SchedulerLimits& l, ks::util::Rng& rng) {
+    l.chunked_prefill = false;
+    l.prefill_first = true;
+    l.multi_step = static_cast<int>(rng.uniform_int(1, 12));
+  });
 }
 
 // The engine loop refills one plan and one outcome every step (no allocation per step): each
@@ -420,4 +454,58 @@ TEST(Scheduler, OutOfBlocksWithAStepInFlightWaitsInsteadOfPreemptingIt) {
   EXPECT_EQ(resumed.sequences[0].request, &a);
   ASSERT_EQ(resumed.preempted.size(), 1u);
   EXPECT_EQ(resumed.preempted[0], &b);
+}
+
+// vLLM v0 without chunked prefill: new prompts run in steps of their own, before any decode.
+TEST(Policies, VllmV0RunsPromptsAloneAndFirst) {
+  SchedulerLimits l{256, 512, false};
+  l.prefill_first = true;
+  Harness h(l, 1000);
+  Request& a = h.add(100, 20);
+  h.step();
+  ASSERT_EQ(a.generated, 1);
+  Request& b = h.add(300, 5);
+  Request& c = h.add(300, 5);
+  // b fits the budget, c (300 more) does not: the step is b alone, a's decode waits.
+  StepPlan plan = h.scheduler.schedule();
+  ASSERT_EQ(plan.sequences.size(), 1u);
+  EXPECT_EQ(plan.sequences[0].request, &b);
+  h.scheduler.complete(plan, 2.0);
+  plan = h.scheduler.schedule();  // then c, still ahead of the decodes
+  ASSERT_EQ(plan.sequences.size(), 1u);
+  EXPECT_EQ(plan.sequences[0].request, &c);
+  h.scheduler.complete(plan, 3.0);
+  plan = h.scheduler.schedule();  // nothing waiting: all three decode together
+  EXPECT_EQ(plan.sequences.size(), 3u);
+  EXPECT_EQ(plan.num_tokens, 3);
+  h.scheduler.complete(plan, 4.0);
+  h.drain();
+}
+
+// --num-scheduler-steps: a batch of decodes runs N passes, its tokens come out together (one
+// inter-token gap per N tokens), and a request ends mid-batch with exactly its own tokens.
+TEST(Policies, MultiStepDecodesRunNPassesAndStreamTheirTokensTogether) {
+  SchedulerLimits l{256, 4096, false};
+  l.prefill_first = true;
+  l.multi_step = 4;
+  Harness h(l, 1000);
+  Request& a = h.add(40, 10);
+  Request& b = h.add(40, 3);
+  StepOutcome out = h.step();  // both prompts: one pass, first tokens at t = 1
+  EXPECT_EQ(a.first_token_s, 1.0);
+  EXPECT_EQ(a.generated, 1);
+  out = h.step();  // four passes, t = 5: a has 5 tokens, b only its 3 and is done
+  EXPECT_EQ(h.steps, 5);
+  EXPECT_EQ(a.generated, 5);
+  EXPECT_EQ(a.computed_tokens, 40 + 5 - 1);
+  EXPECT_EQ(b.generated, 3);
+  EXPECT_EQ(b.finish_s, 5.0);
+  ASSERT_EQ(out.emitted.size(), 2u);
+  EXPECT_EQ(out.emitted[0].previous_token_s, 1.0);  // one gap of 4 passes, not four of one
+  ASSERT_EQ(out.finished.size(), 1u);
+  EXPECT_EQ(out.finished[0], &b);
+  h.drain();
+  EXPECT_EQ(a.generated, 10);
+  EXPECT_EQ(a.finish_s, 1.0 + 4 + 4 + 4);  // its last 1 token still took a whole 4-pass batch
+  EXPECT_EQ(h.kv.free_blocks(), h.kv.num_blocks());
 }
