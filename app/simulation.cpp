@@ -53,6 +53,10 @@ config::Schema cache_schema() {
   config::Schema s("KV-cache sizing, as vLLM's cache config.");
   s.integer("block_size", 16, "tokens per KV-cache block", 1, 1024)
       .number("gpu_memory_utilization", 0.9, "fraction of GPU memory the engine may use", 0.01, 1.0)
+      .number("kv_cache_free_memory_fraction", 0.0,
+              "TensorRT-LLM sizing (free_gpu_memory_fraction): the KV cache takes this fraction of the memory "
+              "weights and activations leave, instead of gpu_memory_utilization; 0: off",
+              0.0, 1.0)
       .flag("enable_prefix_caching", true, "reuse the KV blocks of shared prompt prefixes (vLLM v1 default: on)");
   return s;
 }
@@ -214,7 +218,13 @@ Simulation::Simulation(config::Document& scenario) {
                                 "multi-step scheduling with chunked prefill (vLLM >= 0.6.2) is not modelled; use 1 or "
                                 "set engine.enable_chunked_prefill: false");
   }
-  const config::Params cache_p = root.section("cache", false).resolve(cache_schema());
+  const config::Section cache_sec = root.section("cache", false);
+  const bool utilization_given = cache_sec.has("gpu_memory_utilization");  // before resolve adds the default
+  const config::Params cache_p = cache_sec.resolve(cache_schema());
+  if (cache_p.number("kv_cache_free_memory_fraction") > 0 && utilization_given)
+    throw config::ConfigError(cache_p.mark("kv_cache_free_memory_fraction"), "cache.kv_cache_free_memory_fraction",
+                              "sizes the KV cache instead of cache.gpu_memory_utilization (also given at " +
+                                  cache_p.mark("gpu_memory_utilization").str() + "): set only one");
 
   // Workload and router.
   const config::Section wl_sec = root.section("workload");
@@ -260,6 +270,7 @@ Simulation::Simulation(config::Document& scenario) {
     serving::MemoryInputs mem;
     mem.gpu_memory_bytes = gpus_.back()->spec().memory_bytes;
     mem.gpu_memory_utilization = cache_p.number("gpu_memory_utilization");
+    mem.kv_free_memory_fraction = cache_p.number("kv_cache_free_memory_fraction");
     mem.weight_dtype = weight_dtype;
     mem.kv_dtype = kv_dtype;
     mem.tp = tp_;

@@ -52,6 +52,7 @@ const std::vector<EngineProfile>& engine_profiles() {
        {{"engine.kind", "orca"},
         {"engine.max_num_seqs", "2048"},
         {"engine.max_num_batched_tokens", "8192"},
+        {"cache.kv_cache_free_memory_fraction", "0.9"},  // KvCacheConfig.free_gpu_memory_fraction
         {"hardware.host.prepare_overhead", "100us"},
         {"hardware.host.finish_overhead", "50us"},
         {"hardware.host.launch_overhead", "1us"}}},
@@ -98,8 +99,15 @@ void apply_engine_profile(config::Document& scenario) {
     if (section == "engine" && !engine_kind.empty() && engine_kind != profile_engine_kind) continue;
     if (section == "hardware.host" && host_kind != profile_host_kind) continue;
     bool present = false;
-    if (section == "engine") present = root.section("engine", false).has(leaf);
-    else present = root.section("hardware", false).section("host", false).has(leaf);
+    if (section == "engine") {
+      present = root.section("engine", false).has(leaf);
+    } else if (section == "cache") {
+      // Either way of sizing the KV cache the scenario chose wins over the profile's.
+      const config::Section cache = root.section("cache", false);
+      present = cache.has(leaf) || cache.has("gpu_memory_utilization") || cache.has("kv_cache_free_memory_fraction");
+    } else {
+      present = root.section("hardware", false).section("host", false).has(leaf);
+    }
     if (!present) scenario.apply_override(key + "=" + value);
   }
 }

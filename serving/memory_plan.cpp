@@ -31,7 +31,8 @@ MemoryPlan plan_stage(const kernels::ModelConfig& model, const MemoryInputs& in,
   plan.stage = stage;
   plan.first_layer = layers.begin;
   plan.layers = layers.count();
-  plan.usable_bytes = in.gpu_memory_bytes * in.gpu_memory_utilization;
+  const bool free_fraction = in.kv_free_memory_fraction > 0;
+  plan.usable_bytes = free_fraction ? in.gpu_memory_bytes : in.gpu_memory_bytes * in.gpu_memory_utilization;
   plan.weight_bytes = static_cast<double>(model.stage_parameter_count(layers.count(), stage == 0, last)) *
                       kernels::dtype_bytes(in.weight_dtype) / in.tp;
   // Peak activations of the largest step: the hidden states and the MLP's intermediate tensors of
@@ -40,6 +41,7 @@ MemoryPlan plan_stage(const kernels::ModelConfig& model, const MemoryInputs& in,
   const double per_token = 2.0 * (4.0 * model.hidden_size + 2.0 * model.intermediate_size / in.tp);
   plan.workspace_bytes = tokens * per_token + (last ? 4.0 * static_cast<double>(in.max_num_seqs) * model.vocab_size : 0.0);
   plan.kv_bytes = plan.usable_bytes - plan.weight_bytes - plan.workspace_bytes;
+  if (free_fraction && plan.kv_bytes > 0) plan.kv_bytes *= in.kv_free_memory_fraction;
   plan.kv_bytes_per_token = model.kv_bytes_per_token(in.kv_dtype) / model.num_layers * layers.count() / in.tp;
   const double block_bytes = plan.kv_bytes_per_token * static_cast<double>(in.block_size);
   fits = plan.kv_bytes >= block_bytes;
@@ -58,6 +60,7 @@ MemoryPlan plan_stage(const kernels::ModelConfig& model, const MemoryInputs& in,
 }
 
 std::string usable_text(const MemoryInputs& in, const MemoryPlan& p) {
+  if (in.kv_free_memory_fraction > 0) return describe_bytes(in.gpu_memory_bytes) + " GPU memory";
   return describe_bytes(in.gpu_memory_bytes) + " x " + std::to_string(in.gpu_memory_utilization).substr(0, 4) +
          " utilisation = " + describe_bytes(p.usable_bytes) + " usable";
 }

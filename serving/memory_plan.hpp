@@ -1,6 +1,7 @@
 #pragma once
 // How a replica's GPU memory divides into weights, activation workspace and KV cache, the way
 // vLLM sizes its cache: usable = memory x gpu_memory_utilization; KV = usable - weights - workspace.
+// Or as TensorRT-LLM does (free_gpu_memory_fraction): KV = fraction x (memory - weights - workspace).
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -25,6 +26,9 @@ struct MemoryPlan {
 struct MemoryInputs {
   double gpu_memory_bytes = 0;
   double gpu_memory_utilization = 0.9;
+  // > 0: TensorRT-LLM's sizing, the KV cache takes this fraction of what weights and workspace
+  // leave (gpu_memory_utilization is then not used).
+  double kv_free_memory_fraction = 0;
   kernels::DType weight_dtype = kernels::DType::BF16;
   kernels::DType kv_dtype = kernels::DType::BF16;
   int tp = 1;

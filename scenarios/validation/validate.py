@@ -12,14 +12,17 @@ import argparse, csv, json, os, re, statistics, subprocess, sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 MODELS = {"Llama-3.1-8B": "llama-3.1-8b", "Llama-3.1-8B-Instruct": "llama-3.1-8b", "Llama-3-8B": "llama-3-8b",
-          "Llama-2-7B": "llama-2-7b", "Mistral-7B": "mistral-7b"}
+          "Llama-2-7B": "llama-2-7b", "Mistral-7B": "mistral-7b", "Llama-2-70B": "llama-2-70b",
+          "Llama-3-70B": "llama-3-70b", "Llama-3.1-70B": "llama-3.1-70b", "Mixtral-8x7B": "mixtral-8x7b"}
 
 
-def engine_sets(engine):
+def engine_sets(engine, tp, offline):
     """Engine profile and launch flags of a serving row's engine column, e.g.
-    "vLLM v0.6.0 (--num-scheduler-steps 10)"."""
+    "vLLM v0.6.0 (--num-scheduler-steps 10)", as the source (benchmark_vllm_060/README.md) ran it."""
     if engine.startswith("SGLang"):
-        return ["profile=sglang"]
+        # SGLang's default mem_frac is 0.88 at TP 1 and 0.85 at TP 4; the offline TP 4 run set 0.88.
+        frac = "0.88" if tp == 1 or offline else "0.85"
+        return ["profile=sglang", f"cache.gpu_memory_utilization={frac}"]
     if not engine.startswith("vLLM v0."):
         return ["profile=vllm"]
     sets = ["profile=vllm_v0"]
@@ -55,53 +58,67 @@ def main():
 
     with open(os.path.join(ROOT, "data/e2e/a100_trtllm_max_throughput.csv")) as f:
         for i, r in enumerate(csv.DictReader(f)):
-            if r["num_gpus"] != "1" or r["model"] not in MODELS:
+            if r["model"] not in MODELS or r["pp"] != "1":
                 continue
+            tp = int(r["tp"])
             isl, osl = int(r["isl"]), int(r["osl"])
             static = "static" in r["trtllm_version"]
             batch = int(r["batch_size"]) if static else 0
             n = max(4 * batch, 256) if static else 1000
+            # perf-overview.md: "In majority of cases, we also use a higher KV cache percentage by
+            # setting --kv_cache_free_gpu_mem_fraction 0.95" (the default, 0.90, after an OOM).
             sets = [f"model.name={MODELS[r['model']]}", f"workload.prompt_tokens={isl}",
-                    f"workload.output_tokens={osl}", f"workload.num_requests={n}"]
+                    f"workload.output_tokens={osl}", f"workload.num_requests={n}",
+                    "cache.kv_cache_free_memory_fraction=0.95"]
             if static:
                 sets += ["engine.kind=static", f"engine.max_num_seqs={batch}",
                          f"engine.max_num_batched_tokens={max(65536, batch * isl)}"]
             elif isl + osl > 8192:  # without chunked context the engine must fit a whole sequence
                 sets += [f"engine.max_num_batched_tokens={isl + osl}"]
-            label = f"TRT-LLM {r['trtllm_version'].split()[0]} {r['model']} {isl}/{osl}" + (f" bs{batch}" if static else "")
+            if tp > 1:  # the GPUs of one DGX A100 (NVSwitch)
+                sets += [f"parallel.tp={tp}", "hardware.topology.kind=dgx_a100"]
+            label = f"TRT-LLM {r['trtllm_version'].split()[0]} {r['model']}" + (f" TP{tp}" if tp > 1 else "") + \
+                f" {isl}/{osl}" + (f" bs{batch}" if static else "")
             try:
                 s = run(args.cli, "a100_max_throughput.yaml", sets, os.path.join(args.out, f"trtllm_{i}"), args.tier)
             except RuntimeError as e:
                 print(f"skipped {label}: {e}", file=sys.stderr)
                 continue
-            rows.append((label, "throughput", float(r["throughput_tok_s"]), s["output_throughput"]))
+            metric = "throughput" if tp == 1 else "throughput TP"
+            rows.append((label, metric, float(r["throughput_tok_s"]), s["output_throughput"]))
 
-    with open(os.path.join(ROOT, "data/e2e/a100_serving_latency.csv")) as f:
-        for i, r in enumerate(csv.DictReader(f)):
-            rate = r["request_rate_or_concurrency"]
-            offline = "inf" in rate
-            sets = engine_sets(r["engine"]) + [f"workload.num_requests={r['num_prompts']}"]
-            sets += ["workload.arrival=constant", "workload.rate=1000000/s"] if offline else \
-                    [f"workload.rate={rate.split('=')[1].split()[0]}/s"]
-            s = run(args.cli, "a100_sharegpt_serving.yaml", sets, os.path.join(args.out, f"serving_{i}"), args.tier)
-            label = f"{r['engine'].split(' (')[0]} {rate}"
-            if offline:
-                rows.append((label, "throughput", float(r["throughput_tok_s"]), s["output_throughput"]))
-            else:
-                rows.append((label, "median TTFT ms", float(r["ttft_ms_p50"]), s["median_ttft_ms"]))
-                rows.append((label, "median TPOT ms", float(r["tpot_ms_p50"]), s["median_tpot_ms"]))
-                rows.append((label, "median ITL ms", float(r["itl_ms"]), s["median_itl_ms"]))
+    # Serving benchmarks: A100 rows on the requested tier; H100 rows (no H100 sweep shipped) on
+    # cross-gen unless roofline is asked for, and summarised apart.
+    h100_tier = "roofline" if args.tier == "roofline" else "cross-gen"
+    for data, scenario, tier, group in (("a100_serving_latency.csv", "a100_sharegpt_serving.yaml", args.tier, ""),
+                                        ("h100_serving_latency.csv", "h100x4_sharegpt_serving.yaml", h100_tier,
+                                         "H100x4 ")):
+        with open(os.path.join(ROOT, "data/e2e", data)) as f:
+            for i, r in enumerate(csv.DictReader(f)):
+                rate = r["request_rate_or_concurrency"]
+                offline = "inf" in rate
+                sets = engine_sets(r["engine"], int(r["tp"]), offline) + [f"workload.num_requests={r['num_prompts']}"]
+                sets += ["workload.arrival=constant", "workload.rate=1000000/s"] if offline else \
+                        [f"workload.rate={rate.split('=')[1].split()[0]}/s"]
+                s = run(args.cli, scenario, sets, os.path.join(args.out, f"serving_{group.strip()}{i}"), tier)
+                label = f"{group}{r['model'].replace('-Instruct', '')} {r['engine'].split(' (')[0]} {rate}"
+                if offline:
+                    rows.append((label, group + "throughput", float(r["throughput_tok_s"]), s["output_throughput"]))
+                else:
+                    rows.append((label, group + "median TTFT ms", float(r["ttft_ms_p50"]), s["median_ttft_ms"]))
+                    rows.append((label, group + "median TPOT ms", float(r["tpot_ms_p50"]), s["median_tpot_ms"]))
+                    rows.append((label, group + "median ITL ms", float(r["itl_ms"]), s["median_itl_ms"]))
 
-    print(f"{'row':<52} {'metric':<15} {'measured':>10} {'predicted':>10} {'error':>8}")
+    print(f"{'row':<58} {'metric':<22} {'measured':>10} {'predicted':>10} {'error':>8}")
     errors = {}
     for label, metric, measured, predicted in rows:
         err = (predicted - measured) / measured
         errors.setdefault(metric, []).append(abs(err))
-        print(f"{label:<52} {metric:<15} {measured:>10.2f} {predicted:>10.2f} {err:>+7.1%}")
+        print(f"{label:<58} {metric:<22} {measured:>10.2f} {predicted:>10.2f} {err:>+7.1%}")
     print()
     for metric, errs in errors.items():
-        print(f"median absolute error, {metric:<15}: {statistics.median(errs):6.1%} over {len(errs)} rows")
-    print(f"kernel tier: {args.tier}")
+        print(f"median absolute error, {metric:<22}: {statistics.median(errs):6.1%} over {len(errs)} rows")
+    print(f"kernel tier: {args.tier} (H100 rows: {h100_tier})")
 
 
 if __name__ == "__main__":

@@ -115,6 +115,31 @@ TEST(Simulation, MultiStepDecodesPayTheHostOncePerBatchAndStreamPerBatch) {
   }
 }
 
+// TensorRT-LLM's KV sizing takes a fraction of what the weights leave: more blocks than vLLM's
+// 0.9 of the whole GPU for the same model; giving both ways at once is an error naming the key.
+TEST(Simulation, KvCacheSizedFromFreeMemoryOrFromUtilizationNotBoth) {
+  auto blocks = [](const char* setting) {
+    config::Document doc = config::Document::parse(kScenario, "e2e.yaml");
+    doc.apply_override(setting);
+    app::Simulation sim(doc);
+    return sim.report()["kv_cache_blocks_per_replica"].get<std::int64_t>();
+  };
+  const std::int64_t vllm = blocks("cache.gpu_memory_utilization=0.9");
+  const std::int64_t trt = blocks("cache.kv_cache_free_memory_fraction=0.9");
+  // Llama-3-8B on 80 GB: 0.9 x (80 - 15) GiB against 0.9 x 80 - 15 GiB.
+  EXPECT_GT(trt, vllm);
+  EXPECT_LT(trt, vllm * 11 / 10);
+  config::Document both = config::Document::parse(kScenario, "e2e.yaml");
+  both.apply_override("cache.gpu_memory_utilization=0.8");
+  both.apply_override("cache.kv_cache_free_memory_fraction=0.9");
+  try {
+    app::Simulation rejected(both);
+    ADD_FAILURE() << "both cache sizings were accepted";
+  } catch (const config::ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("cache.kv_cache_free_memory_fraction"), std::string::npos) << e.what();
+  }
+}
+
 // The same scenario traced and run in 7 ms slices (as the progress bar runs it): the host track's
 // step events last exactly the independently computed step times, and the metrics are unchanged.
 TEST(Simulation, TracedSlicedRunShowsEachStepWithItsComputedTime) {

@@ -15,6 +15,11 @@ TEST(EngineProfile, FillsOnlyWhatTheScenarioLeavesOpen) {
   EXPECT_NE(y.find("launch_overhead: 3us"), std::string::npos) << y;
   EXPECT_NE(y.find("prepare_overhead: 100us"), std::string::npos) << y;  // the profile's default
   EXPECT_NE(y.find("kind: orca"), std::string::npos) << y;  // in-flight batching, KV reserved whole
+  EXPECT_NE(y.find("kv_cache_free_memory_fraction: 0.9"), std::string::npos) << y;  // TensorRT-LLM's sizing
+  // A scenario that sizes its cache the vLLM way keeps it.
+  config::Document sized = config::Document::parse("profile: trtllm\ncache: {gpu_memory_utilization: 0.8}\n", "p.yaml");
+  serving::apply_engine_profile(sized);
+  EXPECT_EQ(sized.resolved_yaml().find("kv_cache_free_memory_fraction"), std::string::npos) << sized.resolved_yaml();
 }
 
 TEST(EngineProfile, OtherKindsAreLeftAloneAndUnknownNamesRejected) {

@@ -28,6 +28,25 @@ TEST(MemoryPlan, KvCacheIsWhatRemainsAfterWeightsAndActivations) {
   EXPECT_DOUBLE_EQ(tp2.weight_bytes, plan.weight_bytes / 2);
 }
 
+// TensorRT-LLM's free_gpu_memory_fraction: a fraction of what the weights and activations leave
+// of the whole memory. For a 70B model on two 80 GiB GPUs that is about twice vLLM's cache.
+TEST(MemoryPlan, FreeMemoryFractionSizesTheCacheFromWhatTheWeightsLeave) {
+  const auto* model = ks::kernels::find_builtin_model("llama-2-70b");
+  ASSERT_NE(model, nullptr);
+  MemoryInputs in;
+  in.gpu_memory_bytes = 80.0 * (1ull << 30);
+  in.tp = 2;
+  const MemoryPlan vllm = plan_memory(*model, in);
+  in.kv_free_memory_fraction = 0.9;
+  const MemoryPlan trt = plan_memory(*model, in);
+  EXPECT_DOUBLE_EQ(trt.weight_bytes, vllm.weight_bytes);
+  EXPECT_NEAR(trt.kv_bytes, 0.9 * (in.gpu_memory_bytes - trt.weight_bytes - trt.workspace_bytes), 1.0);
+  EXPECT_GT(trt.kv_blocks, 3 * vllm.kv_blocks / 2);
+  // Not enough left for a single block is the same clear error either way.
+  in.tp = 1;
+  EXPECT_THROW(plan_memory(*model, in), std::invalid_argument);
+}
+
 TEST(MemoryPlan, AModelThatDoesNotFitSaysByHowMuch) {
   const auto* model = ks::kernels::find_builtin_model("llama-2-70b");
   ASSERT_NE(model, nullptr);
