@@ -109,6 +109,25 @@ def main():
                     rows.append((label, group + "median TPOT ms", float(r["tpot_ms_p50"]), s["median_tpot_ms"]))
                     rows.append((label, group + "median ITL ms", float(r["itl_ms"]), s["median_itl_ms"]))
 
+    # TensorRT-LLM's online serving table (Triton backend, H100 and H200, cross-gen tier): mean TTFT
+    # and ITL at every rate; output throughput only at the unlimited rate (below it, it is the rate).
+    gpus = {"H100 80GB HBM3": "h100_sxm", "H200 131GB HBM3": "h200"}
+    with open(os.path.join(ROOT, "data/e2e/trtllm_online_serving.csv")) as f:
+        for i, r in enumerate(csv.DictReader(f)):
+            tp, qps = int(r["tp"]), r["qps"]
+            sets = [f"model.name={MODELS[r['model']]}", f"hardware.gpu.spec={gpus[r['gpu']]}", f"parallel.tp={tp}",
+                    f"workload.prompt_tokens={r['isl']}", f"workload.output_tokens={r['osl']}",
+                    f"workload.num_requests={r['num_requests']}"]
+            sets += ["workload.arrival=constant", "workload.rate=1000000/s"] if qps == "INF" else \
+                    [f"workload.rate={qps}/s"]
+            s = run(args.cli, "trtllm_online_serving.yaml", sets, os.path.join(args.out, f"trtllm_online_{i}"), h100_tier)
+            group = "H100/H200 "
+            label = f"{group}TRT-LLM {r['model']} TP{tp} {r['gpu'].split()[0]} {r['isl']}/{r['osl']} QPS {qps}"
+            rows.append((label, group + "mean TTFT ms", float(r["mean_ttft_ms"]), s["mean_ttft_ms"]))
+            rows.append((label, group + "mean ITL ms", float(r["mean_itl_ms"]), s["mean_itl_ms"]))
+            if qps == "INF":
+                rows.append((label, group + "throughput", float(r["output_tok_s"]), s["output_throughput"]))
+
     print(f"{'row':<58} {'metric':<22} {'measured':>10} {'predicted':>10} {'error':>8}")
     errors = {}
     for label, metric, measured, predicted in rows:
@@ -118,7 +137,7 @@ def main():
     print()
     for metric, errs in errors.items():
         print(f"median absolute error, {metric:<22}: {statistics.median(errs):6.1%} over {len(errs)} rows")
-    print(f"kernel tier: {args.tier} (H100 rows: {h100_tier})")
+    print(f"kernel tier: {args.tier} (H100 and H200 rows: {h100_tier})")
 
 
 if __name__ == "__main__":
