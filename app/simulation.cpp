@@ -106,7 +106,20 @@ void check_parallel(const kernels::ModelConfig& model, kernels::DType wdt, kerne
 
 // A request longer than a replica's whole KV cache can never run: a workload error, reported
 // with the numbers (the replica's own check would be an internal failure).
-void check_fits(const serving::Request& r, const serving::KvBlockManager& kv, const config::SourceMark& mark) {
+void check_fits(const serving::Request& r, const serving::Replica& replica, const config::SourceMark& mark,
+                const std::string& cache_key) {
+  const serving::BatchScheduler& scheduler = replica.scheduler();
+  const std::int64_t whole = scheduler.whole_step_tokens(r);
+  if (whole > scheduler.max_num_batched_tokens())
+    throw config::ConfigError(mark, "workload",
+                              "request " + std::to_string(r.id) + " has " + std::to_string(r.prompt_tokens) +
+                                  " prompt + " + std::to_string(r.output_tokens) + " output tokens: without chunked "
+                                  "prefill one step must hold " + std::to_string(whole) +
+                                  " of them (a prompt, or a preempted request's recompute), but "
+                                  "engine.max_num_batched_tokens is " +
+                                  std::to_string(scheduler.max_num_batched_tokens()) +
+                                  ": raise it (vLLM: >= max_model_len), cap the lengths or enable chunked prefill");
+  const serving::KvBlockManager& kv = replica.kv();
   const std::int64_t needed = kv.blocks_for(r.prompt_tokens + r.output_tokens);
   if (needed <= kv.num_blocks()) return;
   throw config::ConfigError(mark, "workload",
@@ -116,7 +129,7 @@ void check_fits(const serving::Request& r, const serving::KvBlockManager& kv, co
                                 std::to_string(kv.num_blocks()) + " (" +
                                 std::to_string(kv.num_blocks() * kv.block_size()) +
                                 " tokens): shorten the requests or give the model more memory (GPU memory, "
-                                "parallel.tp, cache.gpu_memory_utilization)");
+                                "parallel.tp, " + cache_key + ")");
 }
 
 kernels::DType dtype_param(const config::Params& p, const std::string& key) {
@@ -271,6 +284,7 @@ Simulation::Simulation(config::Document& scenario) {
     mem.gpu_memory_bytes = gpus_.back()->spec().memory_bytes;
     mem.gpu_memory_utilization = cache_p.number("gpu_memory_utilization");
     mem.kv_free_memory_fraction = cache_p.number("kv_cache_free_memory_fraction");
+    memory_inputs_free_fraction_ = mem.kv_free_memory_fraction > 0;
     mem.weight_dtype = weight_dtype;
     mem.kv_dtype = kv_dtype;
     mem.tp = tp_;
@@ -355,7 +369,8 @@ void Simulation::source_loop() {
     r.prompt_ids = spec->prompt_ids;
     for (std::size_t i = 0; i < replicas_.size(); ++i) loads[i].outstanding = replicas_[i]->outstanding();
     const std::size_t target = router_->route(r, loads);
-    check_fits(r, replicas_.at(target)->kv(), workload_mark_);
+    check_fits(r, *replicas_.at(target), workload_mark_,
+               memory_inputs_free_fraction_ ? "cache.kv_cache_free_memory_fraction" : "cache.gpu_memory_utilization");
     r.replica = static_cast<std::int64_t>(target);
     replicas_.at(target)->submit(&r);
     ++in_flight;

@@ -25,7 +25,7 @@ std::string format_list(const std::vector<T>& values) {
 }
 
 [[noreturn]] void bad_token(const std::string& where, std::size_t index, std::string_view token, const char* expected) {
-  throw std::runtime_error(where + "[" + std::to_string(index) + "]: '" + std::string(token) + "' is not " + expected);
+  throw std::runtime_error(where + "[" + std::to_string(index) + "]: '" + std::string(token) + "' is " + expected);
 }
 
 template <typename T>
@@ -35,8 +35,12 @@ std::vector<T> parse_list(const YAML::Node& node, const std::string& where, cons
     T v{};
     const char* first = token.data();
     const char* last = first + token.size();
-    if (!token.empty() && *first == '+') ++first;  // from_chars rejects a leading '+'
+    if (!token.empty() && *first == '+') {  // from_chars rejects a leading '+'; one sign only
+      ++first;
+      if (first != last && (*first == '+' || *first == '-')) bad_token(where, out.size(), token, expected);
+    }
     const auto [end, ec] = std::from_chars(first, last, v);
+    if (ec == std::errc::result_out_of_range) bad_token(where, out.size(), token, "out of range");
     if (ec != std::errc() || end != last) bad_token(where, out.size(), token, expected);
     out.push_back(v);
   };
@@ -69,11 +73,11 @@ std::string format_number_list(const std::vector<std::int64_t>& values) { return
 std::string format_number_list(const std::vector<std::int32_t>& values) { return format_list(values); }
 
 std::vector<double> parse_double_list(const YAML::Node& node, const std::string& where) {
-  return parse_list<double>(node, where, "a number");
+  return parse_list<double>(node, where, "not a number");
 }
 
 std::vector<std::int64_t> parse_int_list(const YAML::Node& node, const std::string& where) {
-  return parse_list<std::int64_t>(node, where, "an integer");
+  return parse_list<std::int64_t>(node, where, "not an integer");
 }
 
 }  // namespace ks::kernels

@@ -21,7 +21,9 @@ std::string format_number_list(const std::vector<double>& values);
 std::string format_number_list(const std::vector<std::int64_t>& values);
 std::string format_number_list(const std::vector<std::int32_t>& values);
 
-// `where` names the key in errors: "<where>[<index>]: '<token>' is not a number".
+// `where` names the key in errors: "<where>[<index>]: '<token>' is not a number" (or "is out of
+// range"). Numbers are decimal as std::from_chars reads them, with an optional '+': YAML's .inf
+// and .nan, hex and octal are rejected (a calibration never holds them).
 std::vector<double> parse_double_list(const YAML::Node& node, const std::string& where);
 std::vector<std::int64_t> parse_int_list(const YAML::Node& node, const std::string& where);
 

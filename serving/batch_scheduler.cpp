@@ -125,15 +125,22 @@ void ContinuousBatchingScheduler::schedule(StepPlan& plan) {
   plan.sequences.reserve(std::min(running_.size() + waiting_.size(), static_cast<std::size_t>(limits_.max_num_seqs)));
   std::int64_t budget = limits_.max_num_batched_tokens;
   plan.steps = 1;
+  bool admitted = false;
   if (limits_.prefill_first) {
     admit_waiting(plan, budget);  // the step is prompts only if any could be admitted
-    if (plan.empty()) schedule_running(plan, budget);
+    admitted = !plan.empty();
+    if (!admitted) schedule_running(plan, budget);
   } else {
     schedule_running(plan, budget);
+    const std::size_t running = plan.sequences.size();
     admit_waiting(plan, budget);
+    admitted = plan.sequences.size() > running;
   }
   plan.num_tokens = limits_.max_num_batched_tokens - budget;
-  if (limits_.multi_step > 1 && !plan.empty() &&
+  // Multi-step only for running decodes: a request admitted this step is a prefill, even one
+  // readmitted from its own cached blocks with a single token left to compute (vLLM gives
+  // prefills no lookahead slots).
+  if (limits_.multi_step > 1 && !admitted && !plan.empty() &&
       std::all_of(plan.sequences.begin(), plan.sequences.end(), [](const ScheduledSequence& s) {
         return s.tokens == 1 && s.request->generated > 0;
       }))

@@ -3,6 +3,7 @@
 // Pure classes (no SystemC), so their invariants are tested without a simulation.
 #include <cstdint>
 #include <deque>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -79,6 +80,11 @@ class BatchScheduler {
     return outcome;
   }
   virtual bool has_work() const = 0;
+  // Tokens one step must hold for this request to run at all (0: any budget will do). Without
+  // chunked prefill a prompt runs whole, and a request preempted by recompute re-runs its prompt
+  // and all but its last output token whole.
+  virtual std::int64_t whole_step_tokens(const Request&) const { return 0; }
+  virtual std::int64_t max_num_batched_tokens() const { return std::numeric_limits<std::int64_t>::max(); }
   virtual std::size_t num_running() const = 0;
   virtual std::size_t num_waiting() const = 0;
 };
@@ -107,6 +113,11 @@ class ContinuousBatchingScheduler final : public BatchScheduler {
   void schedule(StepPlan& plan) override;
   void complete(const StepPlan& plan, double now_s, StepOutcome& outcome) override;
   bool has_work() const override { return !running_.empty() || !waiting_.empty(); }
+  std::int64_t whole_step_tokens(const Request& r) const override {
+    if (limits_.chunked_prefill) return 0;
+    return limits_.reserve_full ? r.prompt_tokens : r.prompt_tokens + r.output_tokens - 1;
+  }
+  std::int64_t max_num_batched_tokens() const override { return limits_.max_num_batched_tokens; }
   std::size_t num_running() const override { return running_.size(); }
   std::size_t num_waiting() const override { return waiting_.size(); }
 

@@ -37,7 +37,8 @@ const std::vector<EngineProfile>& engine_profiles() {
                   "set engine.num_scheduler_steps for --num-scheduler-steps",
        with_vllm_host({{"engine.kind", "vllm_v0"},
                        {"engine.max_num_seqs", "256"},
-                       {"engine.max_num_batched_tokens", "8192"}},
+                       {"engine.max_num_batched_tokens", "8192"},
+                       {"cache.enable_prefix_caching", "false"}},  // off by default before vLLM v1
                       "256")},
       {"sglang", "SGLang: chunked prefill (8192), overlap scheduling hides most CPU time per step",
        {{"engine.kind", "vllm_v1"},
@@ -104,7 +105,9 @@ void apply_engine_profile(config::Document& scenario) {
     } else if (section == "cache") {
       // Either way of sizing the KV cache the scenario chose wins over the profile's.
       const config::Section cache = root.section("cache", false);
-      present = cache.has(leaf) || cache.has("gpu_memory_utilization") || cache.has("kv_cache_free_memory_fraction");
+      const bool sizing = leaf == "gpu_memory_utilization" || leaf == "kv_cache_free_memory_fraction";
+      present = cache.has(leaf) ||
+                (sizing && (cache.has("gpu_memory_utilization") || cache.has("kv_cache_free_memory_fraction")));
     } else {
       present = root.section("hardware", false).section("host", false).has(leaf);
     }

@@ -62,6 +62,7 @@ class Replica {
   std::size_t outstanding() const { return outstanding_; }
   const ReplicaStats& stats() const { return stats_; }
   const KvBlockManager& kv() const { return *kv_; }
+  const BatchScheduler& scheduler() const { return *scheduler_; }
   // Called for every request that finishes (e.g. a closed-loop source sends the next one).
   void set_on_finish(std::function<void(Request&)> callback) { on_finish_ = std::move(callback); }
   // Records queue and KV-cache counters after each step and each finished request's

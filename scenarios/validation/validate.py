@@ -22,7 +22,7 @@ def engine_sets(engine, tp, offline):
     if engine.startswith("SGLang"):
         # SGLang's default mem_frac is 0.88 at TP 1 and 0.85 at TP 4; the offline TP 4 run set 0.88.
         frac = "0.88" if tp == 1 or offline else "0.85"
-        return ["profile=sglang", f"cache.gpu_memory_utilization={frac}"]
+        return ["profile=sglang", f"cache.gpu_memory_utilization={frac}", "cache.enable_prefix_caching=false"]  # --disable-radix-cache
     if not engine.startswith("vLLM v0."):
         return ["profile=vllm"]
     sets = ["profile=vllm_v0"]

@@ -115,6 +115,21 @@ TEST(Simulation, MultiStepDecodesPayTheHostOncePerBatchAndStreamPerBatch) {
   }
 }
 
+// Without chunked prefill a request whose recompute would not fit one step can never be
+// guaranteed to run: an error naming the budget, before the simulation starts to stall.
+TEST(Simulation, WithoutChunkingARequestLongerThanTheBudgetIsAnError) {
+  config::Document doc = config::Document::parse(kScenario, "e2e.yaml");
+  doc.apply_override("engine.kind=vllm_v0");
+  doc.apply_override("workload.output_tokens=1100");  // 1000 + 1100 - 1 > 2048
+  app::Simulation sim(doc);
+  try {
+    sim.run();
+    ADD_FAILURE() << "a 2100-token request ran under a 2048-token budget without chunking";
+  } catch (const config::ConfigError& e) {
+    EXPECT_NE(std::string(e.what()).find("engine.max_num_batched_tokens is 2048"), std::string::npos) << e.what();
+  }
+}
+
 // TensorRT-LLM's KV sizing takes a fraction of what the weights leave: more blocks than vLLM's
 // 0.9 of the whole GPU for the same model; giving both ways at once is an error naming the key.
 TEST(Simulation, KvCacheSizedFromFreeMemoryOrFromUtilizationNotBoth) {

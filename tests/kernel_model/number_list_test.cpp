@@ -66,6 +66,9 @@ TEST(NumberList, BadEntriesNameTheKeyIndexAndToken) {
   EXPECT_NE(error_of("values: [1, [2]]").find("values[1]"), std::string::npos);
   EXPECT_NE(error_of("values: {a: 1}").find("values: expected a list of numbers"), std::string::npos);
   EXPECT_NE(error_of("other: 1").find("values: missing"), std::string::npos);
+  EXPECT_NE(error_of("values: '1 +-5'").find("values[1]: '+-5' is not a number"), std::string::npos);
+  EXPECT_NE(error_of("values: '1e400'").find("values[0]: '1e400' is out of range"), std::string::npos);
+  EXPECT_NE(error_of("values: [.inf]").find("values[0]"), std::string::npos);
   try {
     (void)parse_int_list(YAML::Load("m: '1 2.5'")["m"], "m");
     FAIL() << "a fraction was accepted as an integer";

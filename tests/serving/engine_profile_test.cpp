@@ -15,7 +15,7 @@ TEST(EngineProfile, FillsOnlyWhatTheScenarioLeavesOpen) {
   EXPECT_NE(y.find("launch_overhead: 3us"), std::string::npos) << y;
   EXPECT_NE(y.find("prepare_overhead: 100us"), std::string::npos) << y;  // the profile's default
   EXPECT_NE(y.find("kind: orca"), std::string::npos) << y;  // in-flight batching, KV reserved whole
-  EXPECT_NE(y.find("kv_cache_free_memory_fraction: 0.9"), std::string::npos) << y;  // TensorRT-LLM's sizing
+  EXPECT_NE(y.find("kv_cache_free_memory_fraction: 0.9\n"), std::string::npos) << y;  // TensorRT-LLM's sizing
   // A scenario that sizes its cache the vLLM way keeps it.
   config::Document sized = config::Document::parse("profile: trtllm\ncache: {gpu_memory_utilization: 0.8}\n", "p.yaml");
   serving::apply_engine_profile(sized);
@@ -52,15 +52,21 @@ TEST(EngineProfile, VllmUsesTheFittedHostUnlessTheScenarioTunesAnother) {
   EXPECT_NE(n.find("cuda_graphs: true"), std::string::npos) << n;
 }
 
-// vLLM v0.6: the v0 scheduler (prompts first, no chunking) with vLLM's fitted host and v0's CUDA
-// graph sizes (up to batch 256); the scenario's own scheduler settings stay its own.
-TEST(EngineProfile, VllmV0PicksTheV0SchedulerAndKeepsTheScenariosMultiStep) {
-  config::Document doc =
-      config::Document::parse("profile: vllm_v0\nengine: {num_scheduler_steps: 10}\n", "p.yaml");
+// vLLM v0.6: the v0 scheduler (prompts first, no chunking), prefix caching off (its default
+// before v1), vLLM's fitted host with v0's CUDA graph sizes (up to batch 256); the scenario's own
+// engine and cache values stay its own.
+TEST(EngineProfile, VllmV0PicksTheV0SchedulerWithoutPrefixCachingAndKeepsTheScenariosValues) {
+  config::Document doc = config::Document::parse(
+      "profile: vllm_v0\nengine: {max_num_seqs: 64}\ncache: {gpu_memory_utilization: 0.8}\n", "p.yaml");
   serving::apply_engine_profile(doc);
   const std::string y = doc.resolved_yaml();
   EXPECT_NE(y.find("kind: vllm_v0"), std::string::npos) << y;
-  EXPECT_NE(y.find("num_scheduler_steps: 10"), std::string::npos) << y;
+  EXPECT_NE(y.find("max_num_seqs: 64"), std::string::npos) << y;
+  EXPECT_EQ(y.find("max_num_seqs: 256"), std::string::npos) << y;
+  EXPECT_NE(y.find("max_num_batched_tokens: 8192"), std::string::npos) << y;
+  // A cache section that sizes the cache still gets the profile's other cache defaults.
+  EXPECT_NE(y.find("gpu_memory_utilization: 0.8"), std::string::npos) << y;
+  EXPECT_NE(y.find("enable_prefix_caching: false"), std::string::npos) << y;
   EXPECT_NE(y.find("kind: fitted"), std::string::npos) << y;
   EXPECT_NE(y.find("cuda_graph_max_batch_size: 256"), std::string::npos) << y;
 }

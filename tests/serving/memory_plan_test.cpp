@@ -42,9 +42,17 @@ TEST(MemoryPlan, FreeMemoryFractionSizesTheCacheFromWhatTheWeightsLeave) {
   EXPECT_DOUBLE_EQ(trt.weight_bytes, vllm.weight_bytes);
   EXPECT_NEAR(trt.kv_bytes, 0.9 * (in.gpu_memory_bytes - trt.weight_bytes - trt.workspace_bytes), 1.0);
   EXPECT_GT(trt.kv_blocks, 3 * vllm.kv_blocks / 2);
-  // Not enough left for a single block is the same clear error either way.
+  // Not enough left for a single block is the same clear error either way, without the vLLM
+  // utilisation in it.
   in.tp = 1;
-  EXPECT_THROW(plan_memory(*model, in), std::invalid_argument);
+  try {
+    plan_memory(*model, in);
+    FAIL() << "70B parameters in bf16 cannot fit 80 GiB";
+  } catch (const std::invalid_argument& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("does not fit: 80.00 GiB GPU memory, weights need 128."), std::string::npos) << msg;
+    EXPECT_EQ(msg.find("utilisation"), std::string::npos) << msg;
+  }
 }
 
 TEST(MemoryPlan, AModelThatDoesNotFitSaysByHowMuch) {

@@ -20,6 +20,7 @@ struct Harness {
   std::deque<Request> requests;
   std::int64_t steps = 0;
   std::int64_t preemptions = 0;
+  std::set<const Request*> admitted;  // running: admitted in an earlier step, not preempted or finished since
 
   Harness(SchedulerLimits l, std::int64_t blocks, std::int64_t block_size = 16, bool prefix_caching = false)
       : limits(l), kv(blocks, block_size, prefix_caching), scheduler(limits, kv) {}
@@ -41,7 +42,9 @@ struct Harness {
     std::set<const Request*> seen;
     bool any_prompt = false, any_decode = false;
     for (const auto& s : plan.sequences) {
-      const bool decode = s.tokens == 1 && s.request->generated > 0 &&
+      // A decode continues a request admitted in an earlier step (a preempted request readmitted
+      // from its cached blocks also computes one token, but it is a prefill).
+      const bool decode = admitted.count(s.request) != 0 && s.tokens == 1 &&
                           s.cached_before == s.request->sequence_length() - 1;
       (decode ? any_decode : any_prompt) = true;
       if (plan.steps > 1) {
@@ -89,7 +92,16 @@ struct Harness {
     }
     preemptions += static_cast<std::int64_t>(plan.preempted.size());
     steps += plan.steps;  // one time unit per forward pass
-    return scheduler.complete(plan, static_cast<double>(steps));
+    return complete(plan, static_cast<double>(steps));
+  }
+
+  // Completes a plan scheduled by hand (or by step()), keeping track of what is running.
+  StepOutcome complete(const StepPlan& plan, double now_s) {
+    StepOutcome outcome = scheduler.complete(plan, now_s);
+    for (const Request* r : plan.preempted) admitted.erase(r);
+    for (const auto& s : plan.sequences) admitted.insert(s.request);
+    for (const Request* r : outcome.finished) admitted.erase(r);
+    return outcome;
   }
 
   void drain(std::int64_t max_steps = 1000000) {
@@ -177,13 +189,14 @@ namespace {
 
 // Random arrivals and lengths under random limits (`policy` adds policy flags): every step keeps
 // the harness's invariants, every request finishes with all its tokens, no block leaks.
-void random_workloads_finish(std::uint64_t seed, const std::function<void(SchedulerLimits&, ks::util::Rng&)>& policy) {
+void random_workloads_finish(std::uint64_t seed, const std::function<void(SchedulerLimits&, ks::util::Rng&)>& policy,
+                             std::int64_t block_size = 16, bool prefix_caching = false) {
   ks::util::Rng rng(seed);
   for (int trial = 0; trial < 20; ++trial) {
     SchedulerLimits limits{rng.uniform_int(1, 64), rng.uniform_int(16, 2048), rng.uniform() < 0.8};
     policy(limits, rng);
     // Big enough for the largest single request (prompt <= 1024, output <= 256 -> 80 blocks).
-    Harness h(limits, rng.uniform_int(80, 400));
+    Harness h(limits, rng.uniform_int(80, 400) * 16 / block_size, block_size, prefix_caching);
     std::int64_t expected_tokens = 0;
     for (int i = 0; i < 60; ++i) {
       std::int64_t prompt = rng.uniform_int(1, 1024);
@@ -214,6 +227,20 @@ void random_workloads_finish(std::uint64_t seed, const std::function<void(Schedu
 
 TEST(Scheduler, RandomWorkloadsKeepEveryInvariantAndFinish) {
   random_workloads_finish(99, [](SchedulerLimits&, ks::util::Rng&) {});
+}
+
+// Multi-step batches longer than a block, with prefix caching: a preempted request readmitted
+// from its own cached blocks computes one token like a decode, but it is a (re)prefill and runs
+// one pass; the harness checks every multi-step batch has KV room for all its passes.
+TEST(Policies, VllmV0MultiStepBeyondABlockWithPrefixCachingKeepsKvRoom) {
+  random_workloads_finish(
+      11,
+      [](SchedulerLimits& l, ks::util::Rng& rng) {
+        l.chunked_prefill = false;
+        l.prefill_first = true;
+        l.multi_step = static_cast<int>(rng.uniform_int(2, 64));
+      },
+      4, true);
 }
 
 TEST(Policies, VllmV0RandomWorkloadsKeepEveryInvariantAndFinish) {
@@ -470,15 +497,15 @@ TEST(Policies, VllmV0RunsPromptsAloneAndFirst) {
   StepPlan plan = h.scheduler.schedule();
   ASSERT_EQ(plan.sequences.size(), 1u);
   EXPECT_EQ(plan.sequences[0].request, &b);
-  h.scheduler.complete(plan, 2.0);
+  h.complete(plan, 2.0);
   plan = h.scheduler.schedule();  // then c, still ahead of the decodes
   ASSERT_EQ(plan.sequences.size(), 1u);
   EXPECT_EQ(plan.sequences[0].request, &c);
-  h.scheduler.complete(plan, 3.0);
+  h.complete(plan, 3.0);
   plan = h.scheduler.schedule();  // nothing waiting: all three decode together
   EXPECT_EQ(plan.sequences.size(), 3u);
   EXPECT_EQ(plan.num_tokens, 3);
-  h.scheduler.complete(plan, 4.0);
+  h.complete(plan, 4.0);
   h.drain();
 }
 
