@@ -107,7 +107,7 @@ void check_parallel(const kernels::ModelConfig& model, kernels::DType wdt, kerne
 // A request longer than a replica's whole KV cache can never run: a workload error, reported
 // with the numbers (the replica's own check would be an internal failure).
 void check_fits(const serving::Request& r, const serving::Replica& replica, const config::SourceMark& mark,
-                const std::string& cache_key) {
+                const char* cache_key) {
   const serving::BatchScheduler& scheduler = replica.scheduler();
   const std::int64_t whole = scheduler.whole_step_tokens(r);
   if (whole > scheduler.max_num_batched_tokens())
@@ -129,7 +129,7 @@ void check_fits(const serving::Request& r, const serving::Replica& replica, cons
                                 std::to_string(kv.num_blocks()) + " (" +
                                 std::to_string(kv.num_blocks() * kv.block_size()) +
                                 " tokens): shorten the requests or give the model more memory (GPU memory, "
-                                "parallel.tp, " + cache_key + ")");
+                                "parallel.tp, " + std::string(cache_key) + ")");
 }
 
 kernels::DType dtype_param(const config::Params& p, const std::string& key) {
@@ -284,7 +284,7 @@ Simulation::Simulation(config::Document& scenario) {
     mem.gpu_memory_bytes = gpus_.back()->spec().memory_bytes;
     mem.gpu_memory_utilization = cache_p.number("gpu_memory_utilization");
     mem.kv_free_memory_fraction = cache_p.number("kv_cache_free_memory_fraction");
-    memory_inputs_free_fraction_ = mem.kv_free_memory_fraction > 0;
+    if (mem.kv_free_memory_fraction > 0) kv_sizing_key_ = "cache.kv_cache_free_memory_fraction";
     mem.weight_dtype = weight_dtype;
     mem.kv_dtype = kv_dtype;
     mem.tp = tp_;
@@ -369,8 +369,7 @@ void Simulation::source_loop() {
     r.prompt_ids = spec->prompt_ids;
     for (std::size_t i = 0; i < replicas_.size(); ++i) loads[i].outstanding = replicas_[i]->outstanding();
     const std::size_t target = router_->route(r, loads);
-    check_fits(r, *replicas_.at(target), workload_mark_,
-               memory_inputs_free_fraction_ ? "cache.kv_cache_free_memory_fraction" : "cache.gpu_memory_utilization");
+    check_fits(r, *replicas_.at(target), workload_mark_, kv_sizing_key_);
     r.replica = static_cast<std::int64_t>(target);
     replicas_.at(target)->submit(&r);
     ++in_flight;

@@ -115,7 +115,7 @@ class Simulation {
   std::unique_ptr<sim::Store<int>> completions_;
   std::unique_ptr<util::TraceRecorder> trace_;
   config::SourceMark workload_mark_;  // where the workload section is, for errors found while running
-  bool memory_inputs_free_fraction_ = false;  // KV cache sized by cache.kv_cache_free_memory_fraction
+  const char* kv_sizing_key_ = "cache.gpu_memory_utilization";  // the key that sized the KV cache, for errors
   std::int64_t expected_requests_ = 0;  // closed-loop workloads: one item per finished request
   // Summarised once after run(): the percentiles sort every latency (millions of ITLs).
   mutable std::optional<serving::BenchmarkSummary> summary_;

@@ -53,15 +53,14 @@ void ContinuousBatchingScheduler::schedule_running(StepPlan& plan, std::int64_t&
       continue;
     }
     const std::int64_t tokens = std::min(tokens_to_compute(*r), budget);
+    std::int64_t room = r->computed_tokens + tokens;
     // A decode in a multi-step batch needs room for every pass's token (vLLM's lookahead slots),
     // up to the sequence's last one.
-    const std::int64_t room = tokens == 1 && r->generated > 0 && limits_.multi_step > 1
-                                  ? std::min(r->computed_tokens + limits_.multi_step,
-                                             r->prompt_tokens + r->output_tokens - 1)
-                                  : r->computed_tokens + tokens;
+    if (limits_.multi_step > 1 && tokens == 1 && r->generated > 0)
+      room = std::max(room, std::min(r->computed_tokens + limits_.multi_step, r->prompt_tokens + r->output_tokens - 1));
     bool placed = false;
     while (!placed) {
-      if (kv_.reserve(*r, std::max(room, r->computed_tokens + tokens))) {
+      if (kv_.reserve(*r, room)) {
         placed = true;
       } else if (Request* victim = take_victim(next)) {
         preempt(victim, plan);
