@@ -7,8 +7,8 @@
 #include <boost/program_options.hpp>
 
 #include "app/commands.hpp"
-#include "kernels/csv.hpp"
-#include "sc_modules/config/error.hpp"
+#include "base/util/csv.hpp"
+#include "base/config/error.hpp"
 
 namespace ks::app {
 

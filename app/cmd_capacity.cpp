@@ -12,8 +12,8 @@
 #include "app/outputs.hpp"
 #include "app/plugins.hpp"
 #include "app/sweep_plan.hpp"
-#include "sc_modules/config/units.hpp"
-#include "sc_modules/util/atomic_file.hpp"
+#include "base/config/units.hpp"
+#include "base/util/atomic_file.hpp"
 
 namespace fs = std::filesystem;
 namespace po = boost::program_options;

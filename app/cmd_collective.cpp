@@ -9,8 +9,8 @@
 #include "app/commands.hpp"
 #include "hw/interconnect/fabric_model.hpp"
 #include "hw/interconnect/topology_presets.hpp"
-#include "sc_modules/config/document.hpp"
-#include "sc_modules/config/units.hpp"
+#include "base/config/document.hpp"
+#include "base/config/units.hpp"
 
 namespace po = boost::program_options;
 

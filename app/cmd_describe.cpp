@@ -8,8 +8,8 @@
 
 #include "app/commands.hpp"
 #include "app/simulation.hpp"
-#include "sc_modules/config/units.hpp"
-#include "sc_modules/registry/registry.hpp"
+#include "base/config/units.hpp"
+#include "base/registry/registry.hpp"
 
 namespace ks::app {
 namespace {

@@ -7,8 +7,8 @@
 
 #include "app/commands.hpp"
 #include "hw/host/host_overhead_model.hpp"
-#include "kernels/csv.hpp"
-#include "kernels/data_dir.hpp"
+#include "base/util/csv.hpp"
+#include "base/util/data_dir.hpp"
 
 namespace po = boost::program_options;
 

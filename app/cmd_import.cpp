@@ -2,9 +2,9 @@
 #include <iostream>
 
 #include "app/cli_options.hpp"
-#include "kernels/csv.hpp"
+#include "base/util/csv.hpp"
 #include "kernels/importers.hpp"
-#include "sc_modules/util/atomic_file.hpp"
+#include "base/util/atomic_file.hpp"
 
 namespace po = boost::program_options;
 

@@ -4,11 +4,11 @@
 
 #include "app/cli_options.hpp"
 #include "kernels/calibration_store.hpp"
-#include "kernels/csv.hpp"
+#include "base/util/csv.hpp"
 #include "kernels/gpu_spec.hpp"
 #include "kernels/kernel_cost_model.hpp"
 #include "kernels/sweep.hpp"
-#include "sc_modules/util/atomic_file.hpp"
+#include "base/util/atomic_file.hpp"
 
 namespace po = boost::program_options;
 

@@ -4,7 +4,7 @@
 #include "app/commands.hpp"
 #include "kernels/gpu_spec.hpp"
 #include "kernels/model_config.hpp"
-#include "sc_modules/registry/registry.hpp"
+#include "base/registry/registry.hpp"
 
 namespace ks::app {
 

@@ -15,8 +15,8 @@
 #include "app/outputs.hpp"
 #include "app/progress_bar.hpp"
 #include "app/simulation.hpp"
-#include "sc_modules/config/error.hpp"
-#include "sc_modules/util/atomic_file.hpp"
+#include "base/config/error.hpp"
+#include "base/util/atomic_file.hpp"
 
 namespace po = boost::program_options;
 

@@ -16,7 +16,7 @@
 #include "kernels/kernel_cost_model.hpp"
 #include "kernels/spec_error.hpp"
 #include "kernels/step_decomposer.hpp"
-#include "sc_modules/util/atomic_file.hpp"
+#include "base/util/atomic_file.hpp"
 
 namespace po = boost::program_options;
 

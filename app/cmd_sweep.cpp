@@ -14,7 +14,7 @@
 #include "app/commands.hpp"
 #include "app/plugins.hpp"
 #include "app/sweep_plan.hpp"
-#include "sc_modules/util/atomic_file.hpp"
+#include "base/util/atomic_file.hpp"
 
 namespace fs = std::filesystem;
 namespace po = boost::program_options;

@@ -3,11 +3,11 @@
 
 #include "app/cli_options.hpp"
 #include "app/measurement_inputs.hpp"
-#include "kernels/csv.hpp"
+#include "base/util/csv.hpp"
 #include "kernels/gpu_spec.hpp"
 #include "kernels/tiers.hpp"
 #include "kernels/validation.hpp"
-#include "sc_modules/util/atomic_file.hpp"
+#include "base/util/atomic_file.hpp"
 
 #include <cstdio>
 

@@ -16,9 +16,9 @@
 #include "app/commands.hpp"
 #include "hw/interconnect/fabric_model.hpp"
 #include "hw/interconnect/topology_presets.hpp"
-#include "sc_modules/config/document.hpp"
-#include "sc_modules/config/units.hpp"
-#include "sc_modules/util/atomic_file.hpp"
+#include "base/config/document.hpp"
+#include "base/config/units.hpp"
+#include "base/util/atomic_file.hpp"
 
 namespace ks::app {
 namespace {

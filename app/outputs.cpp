@@ -7,8 +7,8 @@
 
 #include "kernels/gpu_spec.hpp"
 #include "kernels/roofline.hpp"
-#include "sc_modules/config/error.hpp"
-#include "sc_modules/config/units.hpp"
+#include "base/config/error.hpp"
+#include "base/config/units.hpp"
 
 namespace ks::app {
 namespace {

@@ -9,7 +9,7 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include "sc_modules/config/document.hpp"
+#include "base/config/document.hpp"
 
 namespace fs = std::filesystem;
 

@@ -13,7 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "sc_modules/config/error.hpp"
+#include "base/config/error.hpp"
 
 namespace ks::app {
 

@@ -7,7 +7,7 @@ include(CMakePackageConfigHelpers)
 
 # Every object file of the project's libraries goes in (self-registering kinds included, and every
 # public function, not only those our own objects call); only external libraries are linked.
-set(KS_LIB_PARTS ks_config ks_sim ks_kernels ks_metrics ks_host_model ks_interconnect ks_hw ks_policies ks_serving)
+set(KS_LIB_PARTS ks_base ks_sim ks_kernels ks_proto ks_metrics ks_host_model ks_interconnect ks_hw ks_policies ks_serving)
 set(KS_LIB_OBJECTS)
 foreach(part ${KS_LIB_PARTS})
   list(APPEND KS_LIB_OBJECTS $<TARGET_OBJECTS:${part}>)
@@ -26,7 +26,7 @@ if(KS_SANITIZE)
 endif()
 
 install(TARGETS kernelsight_lib EXPORT KernelSightTargets LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
-foreach(dir sc_modules kernels hw serving)
+foreach(dir base sc_modules kernels proto hw serving)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/${dir} DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/kernelsight
           FILES_MATCHING PATTERN "*.hpp")
 endforeach()

@@ -4,7 +4,7 @@
 #include <map>
 #include <stdexcept>
 
-#include "kernels/data_dir.hpp"
+#include "base/util/data_dir.hpp"
 
 namespace ks::kernels {
 

@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "kernels/gpu_spec.hpp"
-#include "sc_modules/config/units.hpp"
+#include "base/config/units.hpp"
 
 namespace ks::kernels {
 

@@ -8,7 +8,7 @@
 #include <tuple>
 #include <stdexcept>
 
-#include "kernels/csv.hpp"
+#include "base/util/csv.hpp"
 
 namespace ks::kernels {
 namespace {

@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <sstream>
 
-#include "kernels/csv.hpp"
+#include "base/util/csv.hpp"
 
 namespace ks::kernels {
 namespace {

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <filesystem>
 
-#include "kernels/csv.hpp"
-#include "kernels/data_dir.hpp"
+#include "base/util/csv.hpp"
+#include "base/util/data_dir.hpp"
 
 namespace ks::kernels {
 

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "sc_modules/config/schema.hpp"
-#include "sc_modules/registry/registry.hpp"
+#include "base/config/schema.hpp"
+#include "base/registry/registry.hpp"
 #include "serving/kv_cache.hpp"
 #include "serving/request.hpp"
 

@@ -5,7 +5,7 @@
 #include <utility>
 #include <vector>
 
-#include "sc_modules/util/rng.hpp"
+#include "base/util/rng.hpp"
 
 namespace ks::serving {
 

@@ -1,7 +1,7 @@
 #include "serving/engine_profile.hpp"
 
-#include "sc_modules/config/error.hpp"
-#include "sc_modules/config/schema.hpp"
+#include "base/config/error.hpp"
+#include "base/config/schema.hpp"
 
 namespace ks::serving {
 

@@ -6,7 +6,7 @@
 #include <utility>
 #include <vector>
 
-#include "sc_modules/config/document.hpp"
+#include "base/config/document.hpp"
 
 namespace ks::serving {
 

@@ -1,5 +1,5 @@
 // Workload kind `poisson`: Poisson arrivals at a fixed rate, fixed prompt and output lengths.
-#include "sc_modules/util/rng.hpp"
+#include "base/util/rng.hpp"
 #include "serving/workload.hpp"
 
 namespace ks::serving {

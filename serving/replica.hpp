@@ -24,7 +24,7 @@
 #include "kernels/step.hpp"
 #include "kernels/step_decomposer.hpp"
 #include "sc_modules/sim/sim.hpp"
-#include "sc_modules/util/trace_recorder.hpp"
+#include "base/util/trace_recorder.hpp"
 #include "serving/batch_scheduler.hpp"
 #include "serving/kv_cache.hpp"
 #include "serving/metrics_recorder.hpp"

@@ -4,8 +4,8 @@
 #include <memory>
 #include <vector>
 
-#include "sc_modules/config/schema.hpp"
-#include "sc_modules/registry/registry.hpp"
+#include "base/config/schema.hpp"
+#include "base/registry/registry.hpp"
 #include "serving/request.hpp"
 
 namespace ks::serving {

@@ -3,8 +3,8 @@
 // fraction of requests, and multi-turn conversations whose turns extend each other's context.
 #include <queue>
 
-#include "sc_modules/config/error.hpp"
-#include "sc_modules/util/rng.hpp"
+#include "base/config/error.hpp"
+#include "base/util/rng.hpp"
 #include "serving/distributions.hpp"
 #include "serving/trace_reader.hpp"
 #include "serving/workload.hpp"

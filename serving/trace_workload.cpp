@@ -1,6 +1,6 @@
 // Workload kind `trace`: replays a request trace (Azure LLM inference CSV, Vidur processed
 // trace, or JSONL), optionally faster or slower, truncated by count or duration.
-#include "sc_modules/config/error.hpp"
+#include "base/config/error.hpp"
 #include "serving/trace_reader.hpp"
 #include "serving/workload.hpp"
 

@@ -8,9 +8,9 @@
 
 #include "hw/gpu/gpu_module.hpp"
 #include "kernels/kernel_builders.hpp"
-#include "sc_modules/config/document.hpp"
+#include "base/config/document.hpp"
 #include "sc_modules/sim/kernel_setup.hpp"
-#include "sc_modules/tlm/payload_pool.hpp"
+#include "proto/payload_pool.hpp"
 
 struct Generator : sc_core::sc_module {  // "their" module
   ks::proto::GpuInitiatorSocket<Generator> socket{"socket"};

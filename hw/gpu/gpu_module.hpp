@@ -17,11 +17,11 @@
 #include "kernels/kernel.hpp"
 #include "kernels/roofline.hpp"
 #include "hw/gpu/kernel_class_stats.hpp"
-#include "sc_modules/config/schema.hpp"
-#include "sc_modules/registry/registry.hpp"
-#include "sc_modules/tlm/extensions.hpp"
-#include "sc_modules/tlm/protocol.hpp"
-#include "sc_modules/util/trace_recorder.hpp"
+#include "base/config/schema.hpp"
+#include "base/registry/registry.hpp"
+#include "proto/extensions.hpp"
+#include "proto/protocol.hpp"
+#include "base/util/trace_recorder.hpp"
 
 namespace ks::hw {
 

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "sc_modules/sim/time.hpp"
-#include "sc_modules/tlm/extensions.hpp"
+#include "proto/extensions.hpp"
 
 namespace ks::hw {
 

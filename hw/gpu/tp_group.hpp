@@ -21,9 +21,9 @@
 #include <systemc>
 
 #include "hw/gpu/gpu_module.hpp"
-#include "sc_modules/tlm/payload_pool.hpp"
-#include "sc_modules/tlm/protocol.hpp"
-#include "sc_modules/util/trace_recorder.hpp"
+#include "proto/payload_pool.hpp"
+#include "proto/protocol.hpp"
+#include "base/util/trace_recorder.hpp"
 
 namespace ks::hw {
 

@@ -4,9 +4,9 @@
 
 #include "hw/host/fitted_overheads.hpp"
 #include "hw/host/host_cpu.hpp"
-#include "kernels/csv.hpp"
-#include "kernels/data_dir.hpp"
-#include "sc_modules/config/error.hpp"
+#include "base/util/csv.hpp"
+#include "base/util/data_dir.hpp"
+#include "base/config/error.hpp"
 
 namespace ks::hw {
 namespace {

@@ -3,7 +3,7 @@
 #include <stdexcept>
 #include <utility>
 
-#include "sc_modules/tlm/extensions.hpp"
+#include "proto/extensions.hpp"
 
 namespace ks::hw {
 namespace {

@@ -21,12 +21,12 @@
 #include "hw/host/launch_policy.hpp"
 #include "hw/host/step_shape.hpp"
 #include "kernels/step_decomposer.hpp"
-#include "sc_modules/config/schema.hpp"
-#include "sc_modules/registry/registry.hpp"
+#include "base/config/schema.hpp"
+#include "base/registry/registry.hpp"
 #include "sc_modules/sim/environment.hpp"
-#include "sc_modules/tlm/payload_pool.hpp"
-#include "sc_modules/tlm/protocol.hpp"
-#include "sc_modules/util/trace_recorder.hpp"
+#include "proto/payload_pool.hpp"
+#include "proto/protocol.hpp"
+#include "base/util/trace_recorder.hpp"
 
 namespace ks::hw {
 

@@ -7,7 +7,7 @@
 
 #include <Eigen/Dense>
 
-#include "kernels/csv.hpp"
+#include "base/util/csv.hpp"
 
 namespace ks::hw {
 namespace {

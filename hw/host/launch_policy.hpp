@@ -6,7 +6,7 @@
 #include <cstdint>
 
 #include "hw/host/step_shape.hpp"
-#include "sc_modules/config/schema.hpp"
+#include "base/config/schema.hpp"
 
 namespace ks::hw {
 

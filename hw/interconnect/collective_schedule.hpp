@@ -11,7 +11,7 @@
 #include <utility>
 #include <vector>
 
-#include "sc_modules/tlm/collective_types.hpp"
+#include "proto/collective_types.hpp"
 
 namespace ks::interconnect {
 

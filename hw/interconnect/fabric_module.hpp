@@ -12,9 +12,9 @@
 #include <tlm_utils/multi_passthrough_target_socket.h>
 
 #include "hw/interconnect/fabric_model.hpp"
-#include "sc_modules/tlm/extensions.hpp"
-#include "sc_modules/tlm/protocol.hpp"
-#include "sc_modules/util/trace_recorder.hpp"
+#include "proto/extensions.hpp"
+#include "proto/protocol.hpp"
+#include "base/util/trace_recorder.hpp"
 
 namespace ks::hw {
 

@@ -12,7 +12,7 @@
 
 #include <stdexcept>
 
-#include "sc_modules/config/document.hpp"
+#include "base/config/document.hpp"
 
 namespace ks::interconnect {
 namespace {

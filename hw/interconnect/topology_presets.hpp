@@ -4,8 +4,8 @@
 #include <memory>
 
 #include "hw/interconnect/topology.hpp"
-#include "sc_modules/config/schema.hpp"
-#include "sc_modules/registry/registry.hpp"
+#include "base/config/schema.hpp"
+#include "base/registry/registry.hpp"
 
 namespace ks::interconnect {
 

@@ -1,6 +1,6 @@
 #include "sc_modules/sim/environment.hpp"
 
-#include "sc_modules/config/error.hpp"
+#include "base/config/error.hpp"
 #include "sc_modules/sim/sanitizer_stack_switch.hpp"
 
 #include <stdexcept>

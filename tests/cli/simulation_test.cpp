@@ -8,7 +8,7 @@
 #include "kernels/calibration_store.hpp"
 
 #include "app/simulation.hpp"
-#include "sc_modules/config/error.hpp"
+#include "base/config/error.hpp"
 #include "tests/support/step_time.hpp"
 #include "kernels/gpu_spec.hpp"
 #include "kernels/model_config.hpp"

@@ -1,4 +1,4 @@
-#include "sc_modules/config/document.hpp"
+#include "base/config/document.hpp"
 
 #include <gtest/gtest.h>
 #include <unistd.h>

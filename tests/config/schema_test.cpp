@@ -1,4 +1,4 @@
-#include "sc_modules/config/schema.hpp"
+#include "base/config/schema.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "sc_modules/config/units.hpp"
+#include "base/config/units.hpp"
 
 #include <gtest/gtest.h>
 

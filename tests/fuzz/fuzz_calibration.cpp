@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <string>
 
-#include "kernels/csv.hpp"
+#include "base/util/csv.hpp"
 #include "kernels/efficiency_model.hpp"
 #include "kernels/importers.hpp"
 #include "kernels/spec_error.hpp"

@@ -4,8 +4,8 @@
 #include <cstdint>
 #include <string>
 
-#include "sc_modules/config/document.hpp"
-#include "sc_modules/config/units.hpp"
+#include "base/config/document.hpp"
+#include "base/config/units.hpp"
 
 namespace {
 

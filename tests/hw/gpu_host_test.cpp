@@ -7,15 +7,15 @@
 
 #include "hw/gpu/gpu_module.hpp"
 #include "hw/host/host_cpu.hpp"
-#include "kernels/csv.hpp"
+#include "base/util/csv.hpp"
 #include "kernels/model_config.hpp"
 #include "kernels/roofline.hpp"
 #include "kernels/step_decomposer.hpp"
-#include "sc_modules/config/document.hpp"
+#include "base/config/document.hpp"
 #include "tests/support/schema_params.hpp"
 #include "tests/support/step_time.hpp"
 #include "sc_modules/sim/sim.hpp"
-#include "sc_modules/tlm/payload_pool.hpp"
+#include "proto/payload_pool.hpp"
 
 using namespace ks;
 

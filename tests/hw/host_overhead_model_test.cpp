@@ -8,7 +8,7 @@
 #include "hw/host/fitted_overheads.hpp"
 #include "hw/host/host_overhead_model.hpp"
 #include "hw/host/launch_policy.hpp"
-#include "kernels/csv.hpp"
+#include "base/util/csv.hpp"
 
 using namespace ks;
 

@@ -7,11 +7,11 @@
 #include "hw/gpu/tp_group.hpp"
 #include "hw/interconnect/fabric_module.hpp"
 #include "hw/interconnect/topology_presets.hpp"
-#include "sc_modules/config/document.hpp"
+#include "base/config/document.hpp"
 #include "tests/support/schema_params.hpp"
 #include "tests/support/topology_yaml.hpp"
 #include "sc_modules/sim/sim.hpp"
-#include "sc_modules/tlm/payload_pool.hpp"
+#include "proto/payload_pool.hpp"
 
 using namespace ks;
 

@@ -3,7 +3,7 @@
 
 #include "hw/interconnect/fabric_model.hpp"
 #include "hw/interconnect/topology_presets.hpp"
-#include "sc_modules/config/document.hpp"
+#include "base/config/document.hpp"
 #include "tests/support/topology_yaml.hpp"
 
 using namespace ks;

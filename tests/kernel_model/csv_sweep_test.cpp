@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "kernels/csv.hpp"
+#include "base/util/csv.hpp"
 #include "kernels/sweep.hpp"
 
 using namespace ks::kernels;

@@ -3,7 +3,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "kernels/csv.hpp"
+#include "base/util/csv.hpp"
 #include "kernels/importers.hpp"
 
 using namespace ks::kernels;

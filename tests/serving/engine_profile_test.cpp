@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "sc_modules/config/error.hpp"
+#include "base/config/error.hpp"
 
 using namespace ks;
 

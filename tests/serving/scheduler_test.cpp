@@ -7,7 +7,7 @@
 #include <functional>
 #include <set>
 
-#include "sc_modules/util/rng.hpp"
+#include "base/util/rng.hpp"
 
 using namespace ks::serving;
 

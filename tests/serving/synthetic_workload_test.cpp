@@ -5,8 +5,8 @@
 #include <cmath>
 #include <deque>
 
-#include "sc_modules/config/document.hpp"
-#include "sc_modules/config/error.hpp"
+#include "base/config/document.hpp"
+#include "base/config/error.hpp"
 #include "serving/router.hpp"
 #include "serving/trace_reader.hpp"
 #include "serving/workload.hpp"

@@ -5,7 +5,7 @@
 #include <cmath>
 #include <cstdlib>
 
-#include "sc_modules/config/document.hpp"
+#include "base/config/document.hpp"
 #include "serving/trace_reader.hpp"
 #include "tests/support/schema_params.hpp"
 

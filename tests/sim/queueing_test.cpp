@@ -5,7 +5,7 @@
 #include <cmath>
 
 #include "sc_modules/sim/sim.hpp"
-#include "sc_modules/util/rng.hpp"
+#include "base/util/rng.hpp"
 
 using namespace ks::sim;
 

@@ -3,7 +3,7 @@
 #include <deque>
 #include <string>
 
-#include "sc_modules/config/document.hpp"
+#include "base/config/document.hpp"
 
 namespace ks::test_support {
 

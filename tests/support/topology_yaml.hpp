@@ -6,7 +6,7 @@
 #include <string>
 
 #include "hw/interconnect/topology_presets.hpp"
-#include "sc_modules/config/document.hpp"
+#include "base/config/document.hpp"
 
 namespace ks::test_support {
 

@@ -4,7 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "sc_modules/util/trace_recorder.hpp"
+#include "base/util/trace_recorder.hpp"
 
 using ks::util::TraceOptions;
 using ks::util::TraceRecorder;

@@ -1,4 +1,4 @@
-#include "kernels/data_dir.hpp"
+#include "base/util/data_dir.hpp"
 
 #include <cstdlib>
 

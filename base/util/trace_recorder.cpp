@@ -1,4 +1,4 @@
-#include "sc_modules/util/trace_recorder.hpp"
+#include "base/util/trace_recorder.hpp"
 
 #include <algorithm>
 #include <cinttypes>

@@ -9,8 +9,8 @@
 #include <variant>
 #include <vector>
 
-#include "sc_modules/config/error.hpp"
-#include "sc_modules/config/units.hpp"
+#include "base/config/error.hpp"
+#include "base/config/units.hpp"
 
 namespace ks::config {
 

@@ -1,4 +1,4 @@
-#include "sc_modules/registry/registry.hpp"
+#include "base/registry/registry.hpp"
 
 namespace ks::registry {
 namespace {

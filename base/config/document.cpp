@@ -1,4 +1,4 @@
-#include "sc_modules/config/document.hpp"
+#include "base/config/document.hpp"
 
 #include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>

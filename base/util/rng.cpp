@@ -1,4 +1,4 @@
-#include "sc_modules/util/rng.hpp"
+#include "base/util/rng.hpp"
 
 #include <cmath>
 #include <stdexcept>

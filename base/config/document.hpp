@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "sc_modules/config/error.hpp"
-#include "sc_modules/config/schema.hpp"
+#include "base/config/error.hpp"
+#include "base/config/schema.hpp"
 
 namespace YAML {
 class Node;

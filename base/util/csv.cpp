@@ -1,4 +1,4 @@
-#include "kernels/csv.hpp"
+#include "base/util/csv.hpp"
 
 #include <cmath>
 #include <cstdlib>

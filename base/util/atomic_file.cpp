@@ -1,4 +1,4 @@
-#include "sc_modules/util/atomic_file.hpp"
+#include "base/util/atomic_file.hpp"
 
 #include <cerrno>
 #include <cstdio>

@@ -11,7 +11,7 @@
 #include "kernels/kernel.hpp"
 #include "kernels/roofline.hpp"
 #include "kernels/step_decomposer.hpp"
-#include "sc_modules/tlm/collective_types.hpp"
+#include "proto/collective_types.hpp"
 
 namespace ks::proto {
 

@@ -1,4 +1,4 @@
-#include "sc_modules/tlm/payload_pool.hpp"
+#include "proto/payload_pool.hpp"
 
 namespace ks::proto {
 

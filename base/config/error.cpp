@@ -1,4 +1,4 @@
-#include "sc_modules/config/error.hpp"
+#include "base/config/error.hpp"
 
 namespace ks::config {
 
