@@ -8,6 +8,15 @@
 namespace ks::hw {
 namespace {
 sc_core::sc_time seconds(double s) { return sc_core::sc_time(s, sc_core::SC_SEC); }
+
+// The initiator's time after a transaction, relative to sc_time_stamp() (TLM-2.0: the target may
+// have spent simulated time in wait() and/or returned a larger delay). `before` is the absolute
+// time the transaction was issued at; the host never goes back before it.
+sc_core::sc_time after_transport(const sc_core::sc_time& before, const sc_core::sc_time& returned) {
+  const sc_core::sc_time now = sc_core::sc_time_stamp();
+  const sc_core::sc_time at = now + returned;
+  return at > before ? returned : before - now;
+}
 }  // namespace
 
 HostCpu::HostCpu(const sc_core::sc_module_name& name, std::unique_ptr<HostOverheads> overheads,
@@ -31,8 +40,10 @@ bool HostCpu::launch_step(const kernels::StepKernels& step, std::uint64_t step_i
   ext.step = step_id;
   ext.request_ids = request_ids;
   payload->set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+  const sc_core::sc_time issued = sc_core::sc_time_stamp() + local;
   sc_core::sc_time delay = local;
   gpu_socket->b_transport(*payload, delay);
+  local = after_transport(issued, delay);
   if (payload->get_response_status() == tlm::TLM_COMMAND_ERROR_RESPONSE) return false;
   if (payload->get_response_status() != tlm::TLM_OK_RESPONSE)
     throw std::runtime_error(std::string(name()) + ": GPU rejected step " + std::to_string(step_id));
@@ -54,8 +65,10 @@ void HostCpu::launch(const kernels::Kernel& kernel, int layer, std::uint64_t ste
   ext.layer = layer;
   ext.step = step_id;
   ext.request_ids = request_ids;
+  const sc_core::sc_time issued = sc_core::sc_time_stamp() + local;
   sc_core::sc_time delay = local;
   gpu_socket->b_transport(*payload, delay);
+  local = after_transport(issued, delay);  // a target may take time to accept a launch
   if (payload->get_response_status() != tlm::TLM_OK_RESPONSE)
     throw std::runtime_error(std::string(name()) + ": GPU rejected kernel '" + kernel.name + "'");
 }
@@ -65,7 +78,12 @@ StepTiming HostCpu::execute_step(const kernels::StepKernels& step, const StepSha
   StepTiming timing;
   timing.kernels = step.pre.size() + step.post.size() +
                    step.per_layer.size() * static_cast<std::size_t>(step.num_layers);
-  // Loosely timed: the host runs ahead in local time and synchronises once per step.
+  // Loosely timed: the host runs ahead of sc_time_stamp() in local time (the annotated delay) and
+  // synchronises once per step. A GPU may also spend simulated time inside b_transport (wait(),
+  // e.g. a Synchronize that blocks until its own SC_THREADs are done): after every transaction
+  // the host's time is sc_time_stamp() + the returned delay, and the step's phases are measured
+  // between absolute times from `start`, so time spent inside a target is counted once.
+  const sc_core::sc_time start = sc_core::sc_time_stamp();
   timing.host_before = phases.prepare ? seconds(overheads_->before_gpu_seconds(shape)) : sc_core::SC_ZERO_TIME;
   sc_core::sc_time local = timing.host_before;
   // A graph replay costs the host one launch up front; its kernels reach the GPU together.
@@ -83,25 +101,31 @@ StepTiming HostCpu::execute_step(const kernels::StepKernels& step, const StepSha
       for (const auto& k : step.per_layer) launch(k, layer, step_id, request_ids, per_kernel, local);
     for (const auto& k : step.post) launch(k, -1, step_id, request_ids, per_kernel, local);
   }
-  timing.launch = local - timing.host_before;
+  const sc_core::sc_time launched = sc_core::sc_time_stamp() + local;  // absolute
+  timing.launch = launched - start - timing.host_before;
 
   proto::PooledPayload sync(sync_pool_);
   proto::PayloadPool::extension<proto::Synchronize>(*sync).stream = -1;
   sc_core::sc_time after_gpu = local;
   gpu_socket->b_transport(*sync, after_gpu);
-  timing.gpu_wait = after_gpu - local;
+  if (sync->get_response_status() != tlm::TLM_OK_RESPONSE)
+    throw std::runtime_error(std::string(name()) + ": GPU rejected the synchronisation of step " +
+                             std::to_string(step_id));
+  const sc_core::sc_time gpu_done = sc_core::sc_time_stamp() + after_transport(launched, after_gpu);
+  timing.gpu_wait = gpu_done - launched;
   timing.host_after = phases.finish ? seconds(overheads_->after_gpu_seconds(shape)) : sc_core::SC_ZERO_TIME;
-  timing.total = after_gpu + timing.host_after;
+  const sc_core::sc_time end = gpu_done + timing.host_after;
+  timing.total = end - start;
 
   ++steps_;
-  if (trace_ != nullptr) trace_step(timing, step_id);
-  sim::Environment::current().hold(timing.total);
+  if (trace_ != nullptr) trace_step(timing, step_id, start);
+  sim::Environment::current().hold(end - sc_core::sc_time_stamp());
   return timing;
 }
 
-void HostCpu::trace_step(const StepTiming& t, std::uint64_t step_id) const {
+void HostCpu::trace_step(const StepTiming& t, std::uint64_t step_id, const sc_core::sc_time& step_start) const {
   // sc_time values are picoseconds (sim::setup_kernel fixes the resolution); the phases tile the step.
-  const std::uint64_t start = sc_core::sc_time_stamp().value();
+  const std::uint64_t start = step_start.value();
   const std::string args = "{\"step\":" + std::to_string(step_id) + ",\"kernels\":" + std::to_string(t.kernels) + "}";
   trace_->span(trace_track_, "step " + std::to_string(step_id), "step", start, start + t.total.value(), args);
   if (!trace_->detailed(step_id)) return;

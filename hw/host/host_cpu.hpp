@@ -90,7 +90,7 @@ class HostCpu : public sc_core::sc_module {
   util::TraceRecorder* trace_ = nullptr;
   int trace_track_ = -1;
 
-  void trace_step(const StepTiming& timing, std::uint64_t step_id) const;
+  void trace_step(const StepTiming& timing, std::uint64_t step_id, const sc_core::sc_time& step_start) const;
 };
 
 using HostRegistry = registry::Registry<HostCpu, const std::string&, const config::Params&>;

@@ -1,0 +1,135 @@
+// examples/contract_gpu: a GPU written only against the TLM contract (an SC_THREAD serving a
+// kernel queue; Synchronize waits inside b_transport) driven by our HostCpu. Expected step
+// timings are worked out by hand in the comments (and, for the host-bound case, also with
+// tests/support/step_time.hpp), not taken from the simulator.
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+
+#include "examples/contract_gpu/contract_gpu.hpp"
+#include "hw/host/host_cpu.hpp"
+#include "kernels/step_decomposer.hpp"
+#include "sc_modules/sim/sim.hpp"
+#include "tests/support/schema_params.hpp"
+#include "tests/support/step_time.hpp"
+
+using namespace ks;
+
+namespace {
+
+std::unique_ptr<hw::HostCpu> make_host(const std::string& yaml) {
+  const auto& entry = hw::host_registry().get("fixed_overhead", {}, "host");
+  return entry.make("host", test_support::resolve_params(yaml, entry.schema));
+}
+
+sc_core::sc_time us(double v) { return sc_core::sc_time(v, sc_core::SC_US); }
+
+kernels::Kernel kernel(double flops) {
+  kernels::Kernel k{};
+  k.op = kernels::OpKind::Gemm;
+  k.name = "test_kernel";
+  k.dtype = kernels::DType::BF16;
+  k.flops = flops;
+  return k;
+}
+
+// Six kernels in launch order: pre 1 MFLOP; two layers of (4 MFLOP, 0 FLOP); post 2 MFLOP.
+// On a 1 TFLOP/s engine with a 3 us launch latency they take 4, 7, 3, 7, 3, 5 us.
+kernels::StepKernels six_kernels() {
+  kernels::StepKernels s;
+  s.pre = {kernel(1e6)};
+  s.per_layer = {kernel(4e6), kernel(0)};
+  s.num_layers = 2;
+  s.post = {kernel(2e6)};
+  return s;
+}
+
+const hw::StepShape kShape{1, 1, false, 1};
+
+}  // namespace
+
+// Host: prepare 10 us, 2 us per launch, finish 5 us. Kernel i is issued at 10 + 2(i+1) us:
+// 12, 14, 16, 18, 20, 22. The GPU runs 12-16, 16-23, 23-26, 26-33, 33-36, 36-41. The host has
+// launched everything at 22 us, waits 19 us, finishes at 41 + 5 = 46 us. A second step starts at
+// 46 us and ends at 92 us. Counting the time the GPU spent inside b_transport twice would end
+// the first step at 41 + 46 us or later.
+TEST(ContractGpu, GpuBoundStepsTakeTheHandComputedTimeOnce) {
+  sim::Environment env;
+  auto host = make_host("prepare_overhead: 10us\nfinish_overhead: 5us\nlaunch_overhead: 2us\n");
+  contract_gpu::ContractGpu gpu("gpu", 1e12, us(3));
+  host->gpu_socket.bind(gpu.socket);
+  const kernels::StepKernels step = six_kernels();
+  hw::StepTiming first, second;
+  sc_core::sc_time after_first, after_second;
+  env.process([&] {
+    first = host->execute_step(step, kShape, 1);
+    after_first = env.now();
+    second = host->execute_step(step, kShape, 2);
+    after_second = env.now();
+  });
+  env.run();
+  EXPECT_EQ(first.host_before, us(10));
+  EXPECT_EQ(first.launch, us(12));
+  EXPECT_EQ(first.gpu_wait, us(19));
+  EXPECT_EQ(first.host_after, us(5));
+  EXPECT_EQ(first.total, us(46));
+  EXPECT_EQ(after_first, us(46));
+  EXPECT_EQ(second.total, us(46));
+  EXPECT_EQ(second.gpu_wait, us(19));
+  EXPECT_EQ(after_second, us(92));
+  EXPECT_EQ(gpu.kernels_done(), 12u);
+  EXPECT_EQ(gpu.synchronizations(), 2u);
+  EXPECT_EQ(gpu.busy(), us(2 * 29));
+  // The GPU answers a StepLaunch with TLM_COMMAND_ERROR_RESPONSE: the host sent kernels instead.
+  EXPECT_EQ(host->whole_step_launches(), 0u);
+  EXPECT_EQ(host->steps(), 2u);
+}
+
+// Launches at 10 us each: kernels issued at 20, 30, ..., 70 us each run as soon as issued
+// (20-24, 30-37, 40-43, 50-57, 60-63, 70-75): the host waits 5 us after its last launch and the
+// step ends at 75 + 5 = 80 us.
+TEST(ContractGpu, HostBoundStepMatchesTheAsynchronousLaunchFormula) {
+  sim::Environment env;
+  auto host = make_host("prepare_overhead: 10us\nfinish_overhead: 5us\nlaunch_overhead: 10us\n"
+                        "launch_granularity: kernel\n");
+  contract_gpu::ContractGpu gpu("gpu", 1e12, us(3));
+  host->gpu_socket.bind(gpu.socket);
+  const kernels::StepKernels step = six_kernels();
+  hw::StepTiming t;
+  env.process([&] { t = host->execute_step(step, kShape, 1); });
+  env.run();
+  EXPECT_EQ(t.total, us(80));
+  EXPECT_EQ(t.gpu_wait, us(5));
+  EXPECT_EQ(env.now(), us(80));
+  const auto formula = test_support::async_step_time(step, 10e-6, 10e-6, 5e-6, [](const kernels::Kernel& k) {
+    return k.flops / 1e12 + 3e-6;
+  });
+  EXPECT_NEAR(formula.seconds, 80e-6, 1e-12);
+  EXPECT_NEAR(formula.gpu_wait_s, 5e-6, 1e-12);
+}
+
+// While the host process is blocked inside the GPU's Synchronize (plain SystemC waits, from 0 to
+// 41 us), other environment processes still run at their own times.
+TEST(ContractGpu, OtherProcessesRunOnTimeWhileTheHostWaitsInsideTheGpu) {
+  sim::Environment env;
+  auto host = make_host("prepare_overhead: 10us\nfinish_overhead: 5us\nlaunch_overhead: 2us\n");
+  contract_gpu::ContractGpu gpu("gpu", 1e12, us(3));
+  host->gpu_socket.bind(gpu.socket);
+  const kernels::StepKernels step = six_kernels();
+  sc_core::sc_time seen_a, seen_b, step_end;
+  env.process([&] {
+    host->execute_step(step, kShape, 1);
+    step_end = env.now();
+  });
+  env.process([&] {
+    env.hold(us(20));
+    seen_a = env.now();
+    env.hold(us(10));
+    seen_b = env.now();
+  });
+  env.run();
+  EXPECT_EQ(seen_a, us(20));
+  EXPECT_EQ(seen_b, us(30));
+  EXPECT_EQ(step_end, us(46));
+}
