@@ -86,6 +86,7 @@ const std::vector<KindSection>& kind_sections() {
   static const std::vector<KindSection> sections = {{"topology", "hardware.topology", "by GPU: dgx_a100, hgx_b200 or dgx_h100"},
                                                     {"gpu", "hardware.gpu", "catalog"},
                                                     {"host", "hardware.host", "fixed_overhead"},
+                                                    {"interconnect", "hardware.interconnect", "fabric (used when tp or pp > 1)"},
                                                     {"scheduler", "engine", "vllm_v1"},
                                                     {"workload", "workload", "(required)"},
                                                     {"router", "router", "round_robin"}};

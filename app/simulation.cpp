@@ -211,6 +211,15 @@ Simulation::Simulation(config::Document& scenario) {
                                   std::to_string(topology->gpus_per_node()) + "), the scenario needs " +
                                   std::to_string(gpus_needed) + " (replicas x parallel.tp x parallel.pp); raise nodes");
   topology_name_ = topo_kind;
+  // hardware.interconnect: read only when given, so a scenario without it resolves as before
+  // (the built-in fabric).
+  const hw::InterconnectRegistry::Entry* ic_entry = nullptr;
+  std::optional<config::Params> ic_p;
+  if (hw_sec.has("interconnect")) {
+    const config::Section ic_sec = hw_sec.section("interconnect");
+    ic_entry = &hw::interconnect_registry().get(ic_sec.kind("fabric"), ic_sec.mark("kind"), "hardware.interconnect.kind");
+    ic_p = ic_sec.resolve(ic_entry->schema);
+  }
   const config::Section host_sec = hw_sec.section("host", false);
   const auto& host_entry =
       hw::host_registry().get(host_sec.kind("fixed_overhead"), host_sec.mark("kind"), "hardware.host.kind");
@@ -260,7 +269,10 @@ Simulation::Simulation(config::Document& scenario) {
   env_ = std::make_unique<sim::Environment>("env");
   workload_ = wl_entry.make({wl_p, seed_});
   router_ = router_entry.make({router_p});
-  if (tp_ > 1 || pp_ > 1) fabric_ = std::make_unique<hw::FabricModule>("fabric", topology);  // unbound sockets are errors
+  if (tp_ > 1 || pp_ > 1) {  // unbound sockets are errors
+    interconnect_ = ic_entry != nullptr ? ic_entry->make({"fabric", topology, *ic_p}) : hw::make_fabric("fabric", topology);
+    fabric_ = interconnect_->fabric;
+  }
   for (int i = 0; i < num_replicas; ++i) {
     const std::string rname = "replica" + std::to_string(i);
     std::vector<hw::HostCpu*> stage_hosts;
@@ -275,8 +287,9 @@ Simulation::Simulation(config::Document& scenario) {
     for (int st = 0; st + 1 < pp_; ++st) {
       const std::string lname = rname + "_pp" + std::to_string(st) + "to" + std::to_string(st + 1);
       pp_links_.push_back(std::make_unique<hw::PipelineLink>(lname.c_str(), stage_devices[st], stage_devices[st + 1]));
-      for (int r = 0; r < tp_; ++r) fabric_->declare_group({stage_devices[st][r], stage_devices[st + 1][r]});
-      pp_links_.back()->fabric_socket.bind(fabric_->socket);
+      if (fabric_ != nullptr)
+        for (int r = 0; r < tp_; ++r) fabric_->declare_group({stage_devices[st][r], stage_devices[st + 1][r]});
+      interconnect_->bind(pp_links_.back()->fabric_socket);
       links.push_back(pp_links_.back().get());
     }
 
@@ -334,8 +347,8 @@ std::vector<int> Simulation::bind_stage_gpus(const std::string& name, int first_
     return devices;
   }
   tp_groups_.push_back(std::make_unique<hw::TpGroup>((name + "_tp").c_str(), ranks));
-  fabric_->declare_group(tp_groups_.back()->device_ids());  // its links may be its own (step launches)
-  tp_groups_.back()->fabric_socket.bind(fabric_->socket);
+  if (fabric_ != nullptr) fabric_->declare_group(tp_groups_.back()->device_ids());  // its links may be its own (step launches)
+  interconnect_->bind(tp_groups_.back()->fabric_socket);
   host.gpu_socket.bind(tp_groups_.back()->socket);
   return devices;
 }

@@ -16,6 +16,7 @@
 #include "hw/gpu/pipeline_link.hpp"
 #include "hw/gpu/tp_group.hpp"
 #include "hw/interconnect/fabric_module.hpp"
+#include "hw/interconnect/interconnect_kind.hpp"
 #include "hw/host/host_cpu.hpp"
 #include "base/config/document.hpp"
 #include "sc_modules/sim/sim.hpp"
@@ -100,7 +101,8 @@ class Simulation {
   // on the fabric when tp > 1; hosts_[i*pp + s] is its worker, tp_groups_[i*pp + s] its group.
   int tp_ = 1;
   int pp_ = 1;
-  std::unique_ptr<hw::FabricModule> fabric_;
+  std::unique_ptr<hw::InterconnectParts> interconnect_;  // hardware.interconnect (tp or pp > 1)
+  hw::FabricModule* fabric_ = nullptr;                    // interconnect_'s, when it is the built-in fabric
   std::vector<std::unique_ptr<hw::TpGroup>> tp_groups_;
   std::vector<std::unique_ptr<hw::HostCpu>> hosts_;
   std::vector<std::unique_ptr<hw::PipelineLink>> pp_links_;  // replica i: [i*(pp-1), (i+1)*(pp-1))

@@ -30,6 +30,8 @@ FILE_RULES = {
     "examples/contract_gpu/contract_gpu.hpp": {"proto"},
     # A foreign base-protocol model: no header of ours at all.
     "examples/base_protocol_gpu/systolic_accelerator.hpp": set(),
+    # A user's interconnect: the contract only.
+    "examples/user_interconnect/crossbar.hpp": {"proto"},
 }
 # Folders that must stay free of SystemC (pure C++, unit-testable without a simulation).
 NO_SYSTEMC = {"base", "kernels"}
@@ -129,6 +131,7 @@ def self_test():
         write("proto/p.hpp", '#include "kernels/k.hpp"\n#include "serving/r.hpp"\n')
         write("examples/contract_gpu/contract_gpu.hpp", '#include "proto/p.hpp"\n#include "hw/gpu.hpp"\n')
         write("examples/base_protocol_gpu/systolic_accelerator.hpp", '#include <tlm>\n#include "base/x.hpp"\n')
+        write("examples/user_interconnect/crossbar.hpp", '#include "proto/p.hpp"\n')
         found = sorted((rel, n, inc) for rel, n, inc, _ in list(scan(root)) + list(scan_files(root)))
         want = sorted([("kernels/a.hpp", 3, "hw/gpu.hpp"), ("kernels/b.cpp", 2, "<systemc>"),
                        ("sc_modules/sim.cpp", 2, "kernels/k.hpp"), ("serving/r.hpp", 2, "hw/host.hpp"),
