@@ -275,7 +275,7 @@ Simulation::Simulation(config::Document& scenario) {
   }
   for (int i = 0; i < num_replicas; ++i) {
     const std::string rname = "replica" + std::to_string(i);
-    std::vector<hw::HostCpu*> stage_hosts;
+    std::vector<proto::StepExecutor*> stage_hosts;
     std::vector<std::vector<int>> stage_devices;
     for (int st = 0; st < pp_; ++st) {
       const std::string sname = pp_ > 1 ? rname + "_stage" + std::to_string(st) : rname;
@@ -283,7 +283,7 @@ Simulation::Simulation(config::Document& scenario) {
       stage_hosts.push_back(hosts_.back().get());
       stage_devices.push_back(bind_stage_gpus(sname, (i * pp_ + st) * tp_, gpu_entry, gpu_p, *hosts_.back()));
     }
-    std::vector<hw::PipelineLink*> links;
+    std::vector<proto::ActivationChannel*> links;
     for (int st = 0; st + 1 < pp_; ++st) {
       const std::string lname = rname + "_pp" + std::to_string(st) + "to" + std::to_string(st + 1);
       pp_links_.push_back(std::make_unique<hw::PipelineLink>(lname.c_str(), stage_devices[st], stage_devices[st + 1]));

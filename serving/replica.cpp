@@ -8,13 +8,13 @@
 
 namespace ks::serving {
 
-Replica::Replica(sim::Environment& env, ReplicaSpec spec, hw::HostCpu& host, std::unique_ptr<KvBlockManager> kv,
+Replica::Replica(sim::Environment& env, ReplicaSpec spec, proto::StepExecutor& host, std::unique_ptr<KvBlockManager> kv,
                  std::unique_ptr<BatchScheduler> scheduler, MetricsRecorder& metrics)
-    : Replica(env, std::move(spec), std::vector<hw::HostCpu*>{&host}, {}, std::move(kv), std::move(scheduler),
+    : Replica(env, std::move(spec), std::vector<proto::StepExecutor*>{&host}, {}, std::move(kv), std::move(scheduler),
               metrics) {}
 
-Replica::Replica(sim::Environment& env, ReplicaSpec spec, std::vector<hw::HostCpu*> stage_hosts,
-                 std::vector<hw::PipelineLink*> links, std::unique_ptr<KvBlockManager> kv,
+Replica::Replica(sim::Environment& env, ReplicaSpec spec, std::vector<proto::StepExecutor*> stage_hosts,
+                 std::vector<proto::ActivationChannel*> links, std::unique_ptr<KvBlockManager> kv,
                  std::unique_ptr<BatchScheduler> scheduler, MetricsRecorder& metrics)
     : env_(env),
       spec_(std::move(spec)),
@@ -93,15 +93,15 @@ void Replica::engine_loop() {
       if (pass > 0)
         for (std::int64_t& context : batch_.decode_contexts) ++context;
       const kernels::StepKernels& step = decomposer_.decompose(batch_);
-      const hw::HostPhases phases{pass == 0, pass == plan.steps - 1};
-      account(host_.execute_step(step, hw::step_shape(batch_, spec_.parallel.tp), stats_.steps, &batch_ids_, phases));
+      const proto::HostPhases phases{pass == 0, pass == plan.steps - 1};
+      account(host_.execute_step(step, proto::step_shape(batch_, spec_.parallel.tp), stats_.steps, &batch_ids_, phases));
       ++stats_.steps;
     }
     finish_step(plan);
   }
 }
 
-void Replica::account(const hw::StepTiming& timing) {
+void Replica::account(const proto::StepTiming& timing) {
   stats_.kernels += timing.kernels;
   stats_.busy_s += sim::to_seconds(timing.total);
   stats_.host_s += sim::to_seconds(timing.host_before + timing.host_after);
@@ -154,7 +154,7 @@ void Replica::dispatch(StepPlan plan) {
   }
   to_batch(mb.plan, mb.batch, mb.request_ids);
   kernels::decompose_stages(spec_.model, mb.batch, spec_.weight_dtype, spec_.kv_dtype, spec_.parallel, mb.stages);
-  mb.shape = hw::step_shape(mb.batch, spec_.parallel.tp);
+  mb.shape = proto::step_shape(mb.batch, spec_.parallel.tp);
   ++in_flight_;
   stage_inbox_.front()->put({&mb, sc_core::sc_time_stamp()});
 }
@@ -167,7 +167,7 @@ void Replica::retire(MicroBatch& mb) {
 
 void Replica::stage_loop(int stage) {
   const int pp = spec_.parallel.pp;
-  const hw::HostPhases phases{stage == 0, stage == pp - 1};
+  const proto::HostPhases phases{stage == 0, stage == pp - 1};
   for (;;) {
     const Handover in = stage_inbox_[static_cast<std::size_t>(stage)]->get();
     if (in.arrival > sc_core::sc_time_stamp()) env_.hold(in.arrival - sc_core::sc_time_stamp());

@@ -9,20 +9,21 @@
 // or nothing can be scheduled, it waits for the oldest batch to leave the last stage and
 // applies its tokens. Each stage is a process with its own host CPU module (a worker) on its
 // own GPU or TP group: it takes batches in order, runs its layers, and sends the activations to
-// the next stage over the fabric (hw::PipelineLink). Stage 0 prepares the batch, the last stage
-// samples and processes the outputs; TTFT/TPOT/ITL stamp the time a batch leaves it.
+// the next stage over an ActivationChannel (hw::PipelineLink on the fabric). Stage 0 prepares
+// the batch, the last stage samples and processes the outputs; TTFT/TPOT/ITL stamp the time a
+// batch leaves it. Hosts and links are reached only through the contract's sc_interfaces
+// (proto/engine.hpp: StepExecutor, ActivationChannel).
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "hw/gpu/pipeline_link.hpp"
-#include "hw/host/host_cpu.hpp"
 #include "kernels/dtype.hpp"
 #include "kernels/model_config.hpp"
 #include "kernels/step.hpp"
 #include "kernels/step_decomposer.hpp"
+#include "proto/engine.hpp"
 #include "sc_modules/sim/sim.hpp"
 #include "base/util/trace_recorder.hpp"
 #include "serving/batch_scheduler.hpp"
@@ -50,12 +51,12 @@ struct ReplicaStats {
 
 class Replica {
  public:
-  Replica(sim::Environment& env, ReplicaSpec spec, hw::HostCpu& host, std::unique_ptr<KvBlockManager> kv,
+  Replica(sim::Environment& env, ReplicaSpec spec, proto::StepExecutor& host, std::unique_ptr<KvBlockManager> kv,
           std::unique_ptr<BatchScheduler> scheduler, MetricsRecorder& metrics);
   // Pipeline parallel: one host per stage (spec.parallel.pp of them) and the links between
   // consecutive stages (pp - 1).
-  Replica(sim::Environment& env, ReplicaSpec spec, std::vector<hw::HostCpu*> stage_hosts,
-          std::vector<hw::PipelineLink*> links, std::unique_ptr<KvBlockManager> kv,
+  Replica(sim::Environment& env, ReplicaSpec spec, std::vector<proto::StepExecutor*> stage_hosts,
+          std::vector<proto::ActivationChannel*> links, std::unique_ptr<KvBlockManager> kv,
           std::unique_ptr<BatchScheduler> scheduler, MetricsRecorder& metrics);
 
   void submit(Request* request);
@@ -80,7 +81,7 @@ class Replica {
     kernels::StepBatch batch;
     std::vector<std::uint64_t> request_ids;
     std::vector<kernels::StepKernels> stages;  // per stage
-    hw::StepShape shape;
+    proto::StepShape shape;
   };
   struct Handover {
     MicroBatch* batch;
@@ -92,15 +93,15 @@ class Replica {
   void stage_loop(int stage);
   void dispatch(StepPlan plan);
   void retire(MicroBatch& batch);
-  void account(const hw::StepTiming& timing);
+  void account(const proto::StepTiming& timing);
   void finish_step(const StepPlan& plan);
   void to_batch(const StepPlan& plan, kernels::StepBatch& batch, std::vector<std::uint64_t>& ids);
 
   sim::Environment& env_;
   ReplicaSpec spec_;
-  std::vector<hw::HostCpu*> hosts_;  // one per pipeline stage
-  std::vector<hw::PipelineLink*> links_;
-  hw::HostCpu& host_;
+  std::vector<proto::StepExecutor*> hosts_;  // one per pipeline stage
+  std::vector<proto::ActivationChannel*> links_;
+  proto::StepExecutor& host_;
   std::unique_ptr<KvBlockManager> kv_;
   std::unique_ptr<BatchScheduler> scheduler_;
   MetricsRecorder& metrics_;

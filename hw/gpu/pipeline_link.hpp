@@ -12,6 +12,7 @@
 #include <systemc>
 
 #include "kernels/kernel.hpp"
+#include "proto/engine.hpp"
 #include "proto/payload_pool.hpp"
 #include "proto/protocol.hpp"
 #include "base/util/trace_recorder.hpp"
@@ -25,7 +26,7 @@ struct TransferStats {
   double bytes = 0;
 };
 
-class PipelineLink : public sc_core::sc_module {
+class PipelineLink : public sc_core::sc_module, public proto::ActivationChannel {
  public:
   proto::GpuInitiatorSocket<PipelineLink> fabric_socket;  // bind to FabricModule::socket
 
@@ -34,7 +35,7 @@ class PipelineLink : public sc_core::sc_module {
 
   // Sends `bytes_per_rank` from every rank at the current time; returns when the last byte of
   // the slowest rank pair has arrived (absolute).
-  sc_core::sc_time send(double bytes_per_rank, kernels::Phase phase, std::uint64_t step);
+  sc_core::sc_time send(double bytes_per_rank, kernels::Phase phase, std::uint64_t step) override;
 
   const std::vector<int>& src() const { return src_; }
   const std::vector<int>& dst() const { return dst_; }

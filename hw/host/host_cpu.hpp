@@ -21,6 +21,7 @@
 #include "hw/host/launch_policy.hpp"
 #include "hw/host/step_shape.hpp"
 #include "kernels/step_decomposer.hpp"
+#include "proto/engine.hpp"
 #include "base/config/schema.hpp"
 #include "base/registry/registry.hpp"
 #include "sc_modules/sim/environment.hpp"
@@ -30,25 +31,10 @@
 
 namespace ks::hw {
 
-// Where the time of one step went.
-struct StepTiming {
-  sc_core::sc_time total;        // from step start until outputs are processed
-  sc_core::sc_time host_before;  // scheduling + input preparation
-  sc_core::sc_time launch;       // host time spent launching kernels
-  sc_core::sc_time gpu_wait;     // host idle, waiting for the GPU after the last launch
-  sc_core::sc_time host_after;   // sampling + output processing
-  std::uint64_t kernels = 0;
-  bool cuda_graph = false;       // launched as one CUDA graph
-};
+using proto::HostPhases;
+using proto::StepTiming;
 
-// Which of the host's own phases a step includes. A pipeline stage's worker prepares only on
-// the first stage and samples and processes outputs only on the last (serving/replica.hpp).
-struct HostPhases {
-  bool prepare = true;  // scheduling + input preparation before the launches
-  bool finish = true;   // sampling + output processing after the GPU
-};
-
-class HostCpu : public sc_core::sc_module {
+class HostCpu : public sc_core::sc_module, public proto::StepExecutor {
  public:
   proto::GpuInitiatorSocket<HostCpu> gpu_socket;
 
@@ -56,7 +42,7 @@ class HostCpu : public sc_core::sc_module {
 
   // Runs one engine step: blocks the calling environment process for the step's duration.
   StepTiming execute_step(const kernels::StepKernels& step, const StepShape& shape, std::uint64_t step_id,
-                          const std::vector<std::uint64_t>* request_ids = nullptr, HostPhases phases = {});
+                          const std::vector<std::uint64_t>* request_ids = nullptr, HostPhases phases = {}) override;
 
   std::uint64_t steps() const { return steps_; }
   // Steps sent as one StepLaunch transaction (the rest went kernel by kernel).
