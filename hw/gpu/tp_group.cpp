@@ -65,7 +65,8 @@ void TpGroup::collective(proto::KernelLaunch& k, const sc_core::sc_time& issue) 
     c.group = device_ids_;
     c.stream = kCommStream;
     c.engine_step = k.step;
-    sc_core::sc_time d = ready - sc_core::sc_time_stamp();
+    const sc_core::sc_time now = sc_core::sc_time_stamp();
+    sc_core::sc_time d = ready > now ? ready - now : sc_core::SC_ZERO_TIME;
     fabric_socket->b_transport(*p, d);
     if (p->get_response_status() != tlm::TLM_OK_RESPONSE)
       throw std::runtime_error(std::string(name()) + ": fabric rejected collective '" + k.kernel.name + "'");
@@ -161,31 +162,41 @@ void TpGroup::b_transport(tlm::tlm_generic_payload& payload, sc_core::sc_time& d
     launch_step(payload, *st, delay);
     return;
   }
+  // Ranks may spend simulated time inside b_transport (a GPU serving its queue from its own
+  // thread): every rank gets the issue time relative to the current sc_time_stamp(), and the
+  // delay handed back is re-based the same way, so the launcher's time stays issue-or-later.
+  auto until_issue = [&issue] {
+    const sc_core::sc_time now = sc_core::sc_time_stamp();
+    return issue > now ? issue - now : sc_core::SC_ZERO_TIME;
+  };
   try {
     if (auto* k = payload.get_extension<proto::KernelLaunch>()) {
       if (kernels::is_collective(k->kernel.op) && size() > 1) {
         collective(*k, issue);
       } else {
         for (auto& rank : ranks_) {
-          sc_core::sc_time d = delay;
+          sc_core::sc_time d = until_issue();
           (*rank)->b_transport(payload, d);
           if (payload.get_response_status() != tlm::TLM_OK_RESPONSE) return;
         }
       }
+      delay = until_issue();
     } else if (payload.get_extension<proto::Synchronize>() != nullptr) {
-      sc_core::sc_time latest = delay;
+      sc_core::sc_time latest = issue;  // absolute
       for (auto& rank : ranks_) {
-        sc_core::sc_time d = delay;
+        sc_core::sc_time d = until_issue();
         (*rank)->b_transport(payload, d);
-        latest = std::max(latest, d);
+        latest = std::max(latest, sc_core::sc_time_stamp() + d);
       }
-      delay = latest;
+      const sc_core::sc_time now = sc_core::sc_time_stamp();
+      delay = latest > now ? latest - now : sc_core::SC_ZERO_TIME;
     } else {
       for (auto& rank : ranks_) {  // StreamWait and anything else: every rank
-        sc_core::sc_time d = delay;
+        sc_core::sc_time d = until_issue();
         (*rank)->b_transport(payload, d);
         if (payload.get_response_status() != tlm::TLM_OK_RESPONSE) return;
       }
+      delay = until_issue();
     }
   } catch (const std::runtime_error&) {
     payload.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);

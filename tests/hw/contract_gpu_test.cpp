@@ -8,7 +8,11 @@
 #include <string>
 
 #include "examples/contract_gpu/contract_gpu.hpp"
+#include "examples/user_interconnect/crossbar.hpp"
+#include "hw/gpu/socket_gpu.hpp"
+#include "hw/gpu/tp_group.hpp"
 #include "hw/host/host_cpu.hpp"
+#include "kernels/gpu_spec.hpp"
 #include "kernels/step_decomposer.hpp"
 #include "sc_modules/sim/sim.hpp"
 #include "tests/support/schema_params.hpp"
@@ -132,4 +136,46 @@ TEST(ContractGpu, OtherProcessesRunOnTimeWhileTheHostWaitsInsideTheGpu) {
   EXPECT_EQ(seen_a, us(20));
   EXPECT_EQ(seen_b, us(30));
   EXPECT_EQ(step_end, us(46));
+}
+
+// A TP group whose two ranks are contract GPUs (through hw::SocketGpu) and whose all-reduce
+// crosses the example crossbar (5 us + 1e6 B / 100 GB/s = 15 us for two ranks). Host: prepare
+// 10 us, 2 us per launch, finish 5 us. The GEMM (4 MFLOP: 7 us) is issued at 12 us and runs
+// 12-19. The all-reduce, issued at 14 us, needs the ranks' compute: the group synchronises them
+// (the host waits inside, until 19 us) and the crossbar runs it 19-34; both streams wait for it.
+// The host, back at 19 us, issues the last GEMM (2 MFLOP: 5 us) at 21 us; it runs 34-39. The
+// step ends at 39 + 5 = 44 us (launch phase 11 us: the host was held in the collective).
+TEST(ContractGpu, TpGroupOfTimedRanksOnAUserInterconnectTakesTheHandComputedTime) {
+  sim::Environment env;
+  auto host = make_host("prepare_overhead: 10us\nfinish_overhead: 5us\nlaunch_overhead: 2us\n");
+  const hw::SocketGpuFactory make = [](const hw::GpuArgs& args) {
+    auto gpu = std::make_unique<contract_gpu::ContractGpu>(args.instance_name.c_str(), 1e12, us(3));
+    proto::GpuTargetSocketBase* socket = &gpu->socket;
+    return hw::SocketGpuParts{std::move(gpu), socket, *kernels::find_builtin_gpu("h100_sxm")};
+  };
+  hw::SocketGpu rank0("rank0", hw::GpuArgs{"rank0", 0, {}}, make);
+  hw::SocketGpu rank1("rank1", hw::GpuArgs{"rank1", 1, {}}, make);
+  hw::TpGroup group("tp", {&rank0, &rank1});
+  user_interconnect::Crossbar xbar("xbar", us(5), 100e9);
+  group.fabric_socket.bind(xbar.socket);
+  host->gpu_socket.bind(group.socket);
+  kernels::Kernel ar{};
+  ar.op = kernels::OpKind::AllReduce;
+  ar.name = "all_reduce";
+  ar.dtype = kernels::DType::BF16;
+  ar.bytes = 1e6;
+  kernels::StepKernels step;
+  step.per_layer = {kernel(4e6), ar, kernel(2e6)};
+  step.num_layers = 1;
+  hw::StepTiming t;
+  env.process([&] { t = host->execute_step(step, kShape, 1); });
+  env.run();
+  EXPECT_EQ(t.total, us(44));
+  EXPECT_EQ(t.launch, us(11));
+  EXPECT_EQ(t.gpu_wait, us(18));
+  EXPECT_EQ(env.now(), us(44));
+  EXPECT_EQ(xbar.collectives(), 1u);
+  auto& m0 = static_cast<contract_gpu::ContractGpu&>(rank0.model());
+  EXPECT_EQ(m0.kernels_done(), 2u);
+  EXPECT_EQ(m0.busy(), us(12));
 }
