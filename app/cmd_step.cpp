@@ -140,7 +140,8 @@ int cmd_step(const std::vector<std::string>& args) {
         throw std::invalid_argument(e.what());
       }
     }
-    const kernels::KernelCostModel costs(*tier, gpu, eff, kernels::kRooflineLaunchSeconds);
+    kernels::KernelCostModel costs(*tier, gpu, eff, kernels::kRooflineLaunchSeconds);
+    if (!sets.empty()) costs.set_calibrated_gpu(load_gpu(gpu_name, {}));
     std::unique_ptr<interconnect::Topology> topo;
     std::vector<int> group(static_cast<std::size_t>(tp));
     std::iota(group.begin(), group.end(), 0);

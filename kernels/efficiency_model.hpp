@@ -123,14 +123,30 @@ struct ClassParams {
   MeasuredFamilies measured;
 };
 
+// The parts of the parametric time: each bound's derated time, the latency floor and the
+// soft-max exponent. body() combines the bounds; binding() names the largest of them (the caller
+// decides whether the floor, a launch bound, exceeds the body).
+struct ParametricTerms {
+  double compute = 0, memory = 0, sm = 0;  // t_c / eta_c, t_m / eta_m, t_s / theta (s)
+  double floor = 0;                        // t0 (s)
+  double power = 4;
+  double body() const;
+  Bound binding() const;
+};
+
 class EfficiencyModel {
  public:
   EfficiencyModel();  // every class at its prior (modest efficiencies, 3 us floor)
 
-  KernelCost cost(const Kernel& kernel, const GpuSpec& gpu) const;
+  // `calibrated`: the spec the model's residual and measured families were learned on, when
+  // `gpu` is a what-if variant of it (overridden fields); null when `gpu` is that GPU.
+  KernelCost cost(const Kernel& kernel, const GpuSpec& gpu, const GpuSpec* calibrated = nullptr) const;
   double predict_seconds(const KernelFeatures& f) const;
   // The parametric part alone, and with the class's residual applied.
   static double parametric_seconds(const KernelFeatures& f, const ClassParams& p);
+  static ParametricTerms parametric_terms(const KernelFeatures& f, const ClassParams& p);
+  // A parametric time t times the class's residual and measured-family deviation.
+  static double corrected_seconds(double t, const KernelFeatures& f, const ClassParams& p);
   static double predict_seconds(const KernelFeatures& f, const ClassParams& p);
 
   ClassParams& params(KernelClass c) { return params_[static_cast<std::size_t>(c)]; }

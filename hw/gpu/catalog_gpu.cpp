@@ -2,6 +2,7 @@
 // chosen tier (roofline, cross-gen or target; see kernels/tiers.hpp).
 // A hypothetical GPU is a spec file (`spec_file`) or catalog numbers overridden one by one
 // (`hbm_bandwidth: 6TB/s`, `peak_bf16: 2000TFLOPS`, ...; empty = from the spec).
+#include <algorithm>
 #include <filesystem>
 #include <stdexcept>
 
@@ -14,6 +15,8 @@
 
 namespace ks::hw {
 namespace {
+
+kernels::GpuSpec base_spec(const config::Params& params);
 
 class CatalogGpu final : public GpuModule {
  public:
@@ -37,6 +40,9 @@ class CatalogGpu final : public GpuModule {
     }
     kernels::KernelCostModel costs(tier, spec, model, args.params.number("kernel_overhead"));
     costs.set_memoise(args.params.flag("memoise"));
+    const bool what_if = std::any_of(spec.sources.begin(), spec.sources.end(),
+                                     [](const auto& s) { return s.second == "override"; });
+    if (what_if) costs.set_calibrated_gpu(base_spec(args.params));
     return costs;
   }
 
@@ -56,7 +62,8 @@ std::string resolve_path(const std::string& path, const config::SourceMark& mark
   return (std::filesystem::path(mark.origin).parent_path() / p).string();
 }
 
-kernels::GpuSpec make_spec(const config::Params& params) {
+// The catalog entry or spec file, before per-field overrides.
+kernels::GpuSpec base_spec(const config::Params& params) {
   kernels::GpuSpec spec;
   const std::string& file = params.string("spec_file");
   if (!file.empty()) {
@@ -73,6 +80,11 @@ kernels::GpuSpec make_spec(const config::Params& params) {
                                 "unknown GPU '" + name + "' (known: " + known_gpus() + ")");
     spec = *found;
   }
+  return spec;
+}
+
+kernels::GpuSpec make_spec(const config::Params& params) {
+  kernels::GpuSpec spec = base_spec(params);
   for (const kernels::GpuField& field : kernels::gpu_fields()) {
     const std::string& text = params.string(field.key);
     if (text.empty()) continue;
