@@ -6,7 +6,7 @@
 //
 //   node scripts/aiconfigurator/convert.mjs --repo <checkout or bare git dir> \
 //        [--out data/sweeps/aiconfigurator] [--collectives data/collectives/aiconfigurator.csv] \
-//        [--gemm-permille 50] [--attention-permille 65] [--gpus a100_sxm,h100_sxm,...]
+//        [--gemm-permille 50] [--attention-permille 65] [--gpus a100_sxm,h100_sxm,h200_sxm,b200_sxm,l40s]
 //
 // Deterministic: the same repository commit and options give byte-identical files. See README.md
 // next to this script for what is selected and what is dropped.
@@ -44,7 +44,8 @@ function parseArgs(argv) {
     collectives: 'data/collectives/aiconfigurator.csv',
     gemmPermille: 50,
     attentionPermille: 65,
-    gpus: Object.keys(GPUS),
+    // b300_sxm and gb200 are opt-in: KernelSight has no GPU spec for them yet.
+    gpus: ['a100_sxm', 'h100_sxm', 'h200_sxm', 'b200_sxm', 'l40s'],
   }
   for (let i = 0; i < argv.length; ++i) {
     const a = argv[i]
@@ -72,7 +73,8 @@ function parseArgs(argv) {
 
 // The data directory: the checkout's own, or extracted from a bare repository's HEAD with git archive.
 function resolveData(repo, gpus) {
-  const git = (...args) => execFileSync('git', ['-C', repo, ...args], { encoding: 'utf8', maxBuffer: 1 << 30 })
+  const git = (...args) =>
+    execFileSync('git', ['-C', repo, ...args], { encoding: 'utf8', maxBuffer: 1 << 30, stdio: ['ignore', 'pipe', 'ignore'] })
   let commit = 'unknown'
   try {
     commit = git('rev-parse', 'HEAD').trim()
