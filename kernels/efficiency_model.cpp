@@ -26,6 +26,15 @@ double lg(double x) { return std::log2(std::max(x, 1.0)); }
 // How much of the padded tiles a dimension fills (1: a multiple of the tile).
 double tile_fit(double size, double tile) { return size / (std::ceil(size / tile) * tile); }
 
+// How much faster the kernel's dtype runs than 16-bit on this GPU (log2 of the peak ratio: 1 for
+// fp8 on Hopper, 0 for bf16). The same SMs feed a tensor rate twice as high from the same shared
+// memory and registers: measured fp8 GEMMs reach about 0.8 of the fraction of peak bf16 ones
+// reach, on every GPU that has both (H100, H200, B200, L40S).
+double narrow_dtype(const Kernel& k, const GpuSpec& gpu) {
+  if (!(k.flops > 0) || !gpu.supports(DType::BF16)) return 0.0;
+  return std::max(0.0, std::log2(gpu.peak(k.dtype) / gpu.peak(DType::BF16)));
+}
+
 // How an attention kernel's work splits over the GPU: CTAs of (sequence, head, block of 128
 // queries) and their waves over the SMs, and the mean queries and keys per sequence. Kernels
 // without sequences or heads (built by a plug-in) count as one sequence of one head per 128 dims.
@@ -141,6 +150,7 @@ KernelFeatures kernel_features(const Kernel& k, const GpuSpec& gpu, double other
   };
   const double m = static_cast<double>(k.m), n = static_cast<double>(k.n), kk = static_cast<double>(k.k);
   if (residual) residual_features(k, gpu, f);
+  const double sms = static_cast<double>(gpu.num_sms);
   switch (f.cls) {
     case KernelClass::Gemm: {
       const double lm = l2(m * static_cast<double>(k.batch));
@@ -149,7 +159,8 @@ KernelFeatures kernel_features(const Kernel& k, const GpuSpec& gpu, double other
       // saturating function of the waves of 128x128 tiles, not log M.
       const double waves = std::ceil(m / 128.0) * std::ceil(n / 128.0) * static_cast<double>(k.batch) /
                            static_cast<double>(gpu.num_sms);
-      set(f.xc, f.nc, {1.0, 1.0 / (1.0 + waves), l2(n), l2(kk), other_source});
+      set(f.xc, f.nc, {1.0, 1.0 / (1.0 + waves), l2(n), l2(kk), other_source, narrow_dtype(k, gpu)});
+      f.grid_waves = waves;
       set(f.xm, f.nm, {1.0, lm, l2(n * kk) / 2.0, other_source});
       break;
     }
@@ -158,8 +169,10 @@ KernelFeatures kernel_features(const Kernel& k, const GpuSpec& gpu, double other
       // The tensor cores fill once the CTAs cover the SMs (a saturating function of the waves),
       // and a longer key loop amortises each CTA's prologue and epilogue.
       const AttentionWork w = attention_work(k, gpu);
-      set(f.xc, f.nc, {1.0, 1.0 / (1.0 + w.waves), l2(w.queries_per_seq), l2(w.keys_per_seq), other_source});
+      set(f.xc, f.nc,
+          {1.0, 1.0 / (1.0 + w.waves), l2(w.queries_per_seq), l2(w.keys_per_seq), other_source, narrow_dtype(k, gpu)});
       set(f.xm, f.nm, {1.0, other_source});
+      f.grid_waves = w.waves;
       break;
     }
     case KernelClass::AttentionDecode: {
@@ -168,12 +181,14 @@ KernelFeatures kernel_features(const Kernel& k, const GpuSpec& gpu, double other
       const AttentionWork w = attention_work(k, gpu);
       set(f.xc, f.nc, {1.0});
       set(f.xm, f.nm, {1.0, 1.0 / (1.0 + w.waves), l2(w.keys_per_seq), l2(m), other_source});
+      f.grid_waves = w.waves;
       break;
     }
     default: {
       const double lb = l2(k.bytes) / 3.0;
       set(f.xc, f.nc, {1.0});
       set(f.xm, f.nm, {1.0, lb, lb * lb, other_source});
+      f.grid_waves = k.bytes / (sms * 65536.0);
       break;
     }
   }
@@ -200,7 +215,7 @@ ParametricTerms EfficiencyModel::parametric_terms(const KernelFeatures& f, const
   t.memory = f.t_memory / (kMaxMemoryEfficiency * p.sigmoid_m(zm, sigmoid));
   t.sm = f.t_issue / p.exp_theta(p.log_theta, exp);
   t.power = 1.0 + p.exp_p_minus_1(p.log_p_minus_1, exp);
-  t.floor = p.exp_t0(p.log_t0, exp);
+  t.floor = p.exp_t0(p.log_t0, exp) * (1.0 + p.exp_launch_per_wave(p.log_launch_per_wave, exp) * f.grid_waves);
   return t;
 }
 
@@ -276,6 +291,8 @@ std::string EfficiencyModel::to_yaml() const {
     out << YAML::Key << "t0_us" << YAML::Value << std::exp(p.log_t0) * 1e6;
     out << YAML::Key << "softmax_p" << YAML::Value << 1.0 + std::exp(p.log_p_minus_1);
     out << YAML::Key << "bytes_per_sm_cycle" << YAML::Value << std::exp(p.log_theta);
+    if (p.log_launch_per_wave > ClassParams::kNoLaunchPerWave)
+      out << YAML::Key << "launch_per_wave" << YAML::Value << std::exp(p.log_launch_per_wave);
     out << YAML::Key << "w_compute" << YAML::Value << YAML::Flow << p.wc;
     out << YAML::Key << "w_memory" << YAML::Value << YAML::Flow << p.wm;
     if (!p.residual.empty()) {
@@ -342,6 +359,13 @@ EfficiencyModel EfficiencyModel::from_yaml(const std::string& text, const std::s
       const double theta = n["bytes_per_sm_cycle"].as<double>();
       if (!(theta > 0)) throw std::runtime_error(std::string(kClassNames[c]) + ": bytes_per_sm_cycle must be > 0");
       p.log_theta = std::log(theta);
+      // Files from before the grid-size term have none.
+      if (const YAML::Node lpw = n["launch_per_wave"]) {
+        const double v = lpw.as<double>();
+        if (!(v >= 0) || !std::isfinite(v))
+          throw std::runtime_error(std::string("classes.") + kClassNames[c] + ".launch_per_wave: expected a finite number >= 0");
+        p.log_launch_per_wave = v > 0 ? std::max(std::log(v), ClassParams::kNoLaunchPerWave) : ClassParams::kNoLaunchPerWave;
+      }
       p.wc = n["w_compute"].as<std::vector<double>>();
       p.wm = n["w_memory"].as<std::vector<double>>();
       for (const double w : p.wc) finite_or_throw(w, kClassNames[c], "w_compute");

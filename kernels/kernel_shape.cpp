@@ -51,8 +51,11 @@ Kernel build_kernel(const KernelShape& s) {
     need(static_cast<double>(s.batch) * (static_cast<double>(s.q_len) * static_cast<double>(s.kv_len)) < 4e18, s,
          "batch x q_len x kv_len below 4e18");
     const std::int64_t pairs = s.batch * (s.q_len * cached + s.q_len * (s.q_len + 1) / 2);
-    return make_attention_prefill("attention_prefill", s.batch, s.batch * s.q_len, s.batch * s.kv_len, pairs, s.heads,
-                                  s.kv_heads, s.head_dim, act, kv);
+    Kernel k = make_attention_prefill("attention_prefill", s.batch, s.batch * s.q_len, s.batch * s.kv_len, pairs,
+                                      s.heads, s.kv_heads, s.head_dim, act, kv);
+    // fp8 attention (FlashAttention-3, TensorRT-LLM's FMHA) computes on fp8 tensor cores.
+    if (s.dtype == DType::FP8) k.dtype = DType::FP8;
+    return k;
   }
   if (s.op == "attention_decode") {
     need(heads && s.batch > 0 && s.kv_len > 0, s, "batch, kv_len, heads, kv_heads, head_dim > 0");

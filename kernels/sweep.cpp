@@ -1,6 +1,7 @@
 #include "kernels/sweep.hpp"
 
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <sstream>
 
@@ -135,6 +136,19 @@ std::string format_sweep(const std::vector<Measurement>& rows) {
     os << '\n';
   }
   return os.str();
+}
+
+std::string shape_family(const KernelShape& s) {
+  std::ostringstream key;
+  key << s.op << ' ' << dtype_name(s.dtype) << ' ' << s.n << ' ' << s.k << ' ' << (s.op == "gemm" ? s.batch : 0)
+      << ' ' << s.hidden << ' ' << s.heads << ' ' << s.kv_heads << ' ' << s.head_dim;
+  return key.str();
+}
+
+std::size_t family_fold(const KernelShape& shape, std::size_t folds) {
+  std::uint64_t h = 0xcbf29ce484222325ULL;
+  for (const char c : shape_family(shape)) h = (h ^ static_cast<unsigned char>(c)) * 0x100000001b3ULL;
+  return folds == 0 ? 0 : static_cast<std::size_t>(h % folds);
 }
 
 std::string kernel_group(OpKind op) {

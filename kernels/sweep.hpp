@@ -49,6 +49,14 @@ class CsvTable;
 KernelShape read_shape(const CsvTable& table, std::size_t row);
 Kernel read_kernel(const CsvTable& table, std::size_t row, KernelShape* shape = nullptr);
 
+// A kernel's shape without the amount of work the engine varies at run time (tokens, M,
+// sequences, lengths): one GEMM's N x K, one norm's width, one attention head layout. A model the
+// calibration never saw brings new families, so validation holds out whole families.
+std::string shape_family(const KernelShape& shape);
+// Which of `folds` folds a shape's family falls in: a stable hash of the family (FNV-1a), the
+// same on every machine and for every GPU and engine measuring that family.
+std::size_t family_fold(const KernelShape& shape, std::size_t folds);
+
 // Groups of a kernel for reporting: "gemm", "attention", "elementwise".
 std::string kernel_group(OpKind op);
 

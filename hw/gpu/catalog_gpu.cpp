@@ -33,7 +33,8 @@ class CatalogGpu final : public GpuModule {
     std::shared_ptr<const kernels::EfficiencyModel> model;
     if (tier != kernels::Tier::Roofline) {
       try {
-        model = kernels::tier_model(tier, spec.name, args.params.string("calibration"));
+        model = kernels::tier_model(tier, spec.name, args.params.string("calibration"),
+                                    args.params.string("kernel_engine"));
       } catch (const std::exception& e) {  // missing or malformed calibration file
         throw config::ConfigError(args.params.mark("tier"), args.params.path() + ".tier", e.what());
       }
@@ -109,6 +110,9 @@ const bool registered = [] {
               "target (calibrated on this GPU's sweep)")
       .string("calibration", std::string(""),
               "calibration file for the target tier (from `kernelsight calibrate`); default: the shipped one")
+      .choice("kernel_engine", {"", "trtllm", "vllm", "sglang"}, std::string(""),
+              "serving engine whose measured kernels calibrate the learned tiers (its shipped calibration, "
+              "else the engine-neutral one); the engine profile sets it; empty: engine-neutral")
       .quantity("kernel_overhead", config::Dim::Time, std::string("2us"),
                 "fixed GPU-side time per kernel of the roofline tier (the learned tiers fit their own)", 0.0,
                 false)
