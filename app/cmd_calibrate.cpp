@@ -16,13 +16,15 @@ namespace ks::app {
 int cmd_calibrate(const std::vector<std::string>& args) {
   po::options_description opts(
       "kernelsight calibrate --gpu G (--vidur DIR | --gemm-table F | --sweep F)... -o calibration.yaml\n"
-      "kernelsight calibrate --cross-gen [--gpu G] [--sweeps-dir D] -o cross_gen.yaml\n\n"
+      "kernelsight calibrate --cross-gen [--gpu G | --leave-out G1,G2] [--framework F] [--sweeps-dir D] -o cg.yaml\n\n"
       "Fits the kernel efficiency model to measurements of GPU G (the target tier). The cross-gen\n"
       "model (fitted on the shipped sweeps of the other GPUs) is the prior the fit starts from and\n"
       "is pulled towards, so a small sweep corrects it rather than replacing it.\n"
-      "With --cross-gen: fits the cross-generation model on the sweeps, leaving GPU G out if given.\n\noptions");
+      "With --cross-gen: fits the cross-generation model on the sweeps, leaving GPU G (or every GPU of\n"
+      "--leave-out: a whole generation, e.g. h100_sxm,h200) out; --framework F fits the classes engine F\n"
+      "measured (trtllm, vllm, sglang) on its rows only.\n\noptions");
   MeasurementInputs in;
-  std::string out, models, sweeps_dir;
+  std::string out, models, sweeps_dir, leave_out, framework, holdout;
   bool cross_gen = false;
   opts.add_options()("help,h", "show this help")("gpu", po::value(&in.gpu), "catalog name of the GPU")(
       "cross-gen", po::bool_switch(&cross_gen), "fit the cross-generation model instead")(
@@ -31,13 +33,20 @@ int cmd_calibrate(const std::vector<std::string>& args) {
       "sweep", po::value(&in.sweeps), "sweep CSV (repeatable)")(
       "models", po::value(&models), "use only these models' rows (comma-separated, e.g. llama-2-7b-hf)")(
       "sweeps-dir", po::value(&sweeps_dir), "sweeps for the cross-gen prior (default: shipped data)")(
+      "leave-out", po::value(&leave_out), "with --cross-gen: GPUs not fitted (comma-separated)")(
+      "framework", po::value(&framework), "engine whose kernels to fit (trtllm, vllm, sglang; default: all rows)")(
+      "holdout-fold", po::value(&holdout),
+      "I/K: leave shape-family fold I of K out of the fit (validate on it with validate --fold I/K)")(
       "out,o", po::value(&out)->required(), "calibration file to write");
   po::variables_map vm;
   if (int rc = parse_options("calibrate", args, opts, vm); rc >= 0) return rc;
   if (cross_gen) {
     return run_reporting_errors([&] {
-      kernels::EfficiencyModel model = kernels::fit_cross_gen(kernels::load_sweeps(sweeps_dir), in.gpu);
-      if (in.gpu.empty()) model.description = "cross-gen: fitted on every shipped sweep";
+      kernels::CrossGenOptions options;
+      options.leave_out = split_gpus(leave_out);
+      if (!in.gpu.empty()) options.leave_out.push_back(in.gpu);
+      options.framework = framework;
+      kernels::EfficiencyModel model = kernels::fit_cross_gen(kernels::load_sweeps(sweeps_dir), options);
       util::write_file_atomically(out, model.to_yaml());
       std::cerr << "wrote " << out << "\n";
       return kExitOk;
@@ -53,8 +62,12 @@ int cmd_calibrate(const std::vector<std::string>& args) {
   }
   in.only_models = split_models(models);
   return run_reporting_errors([&] {
+    if (!holdout.empty()) parse_fold("--holdout-fold", holdout, in, true);
     const auto rows = load_measurements(in);
-    const auto prior = kernels::fit_cross_gen(kernels::load_sweeps(sweeps_dir), in.gpu);
+    kernels::CrossGenOptions prior_options;
+    prior_options.leave_out = {in.gpu};
+    prior_options.framework = framework;
+    const auto prior = kernels::fit_cross_gen(kernels::load_sweeps(sweeps_dir), prior_options);
     kernels::EfficiencyModel model = kernels::fit_target(rows, prior);
     model.description += " (" + std::to_string(rows.size()) + " measurements of " + in.gpu +
                          (models.empty() ? "" : ", models " + models) + ")";

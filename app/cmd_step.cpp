@@ -92,6 +92,7 @@ int cmd_step(const std::vector<std::string>& args) {
       "the step, and the GPU's roofs for the row: peak_tflops (its dtype) and hbm_gbps.\n"
       "Under --tp > 1 the all-reduces are priced on an idle --topology (bound communication).\n"
       "A summary line goes to stderr. `scripts/plot.py roofline` draws this CSV.\n\noptions");
+  std::string engine;
   std::string model_name, gpu_name, tier_text = "cross-gen", calibration, dtype_text = "bf16", kv_text = "auto",
                                     topology, out;
   std::vector<std::string> sets;
@@ -103,6 +104,7 @@ int cmd_step(const std::vector<std::string>& args) {
       "set,s", po::value(&sets)->composing(),
       "GPU spec override FIELD=VALUE, e.g. hbm_bandwidth=6.7TB/s (repeatable; kernelsight describe catalog)")(
       "tier", po::value(&tier_text)->default_value(tier_text), "roofline | cross-gen | target")(
+      "engine", po::value(&engine), "engine whose measured kernels calibrate the tier (trtllm, vllm, sglang)")(
       "calibration", po::value(&calibration), "calibration file (target tier)")(
       "dtype", po::value(&dtype_text)->default_value(dtype_text), "weight dtype: fp32 fp16 bf16 fp8 int8 int4")(
       "kv-dtype", po::value(&kv_text)->default_value(kv_text), "KV-cache dtype; auto = activation dtype")(
@@ -135,12 +137,13 @@ int cmd_step(const std::vector<std::string>& args) {
     std::shared_ptr<const kernels::EfficiencyModel> eff;
     if (*tier != kernels::Tier::Roofline) {
       try {
-        eff = kernels::tier_model(*tier, gpu.name, calibration);
+        eff = kernels::tier_model(*tier, gpu.name, calibration, engine);
       } catch (const std::runtime_error& e) {
         throw std::invalid_argument(e.what());
       }
     }
-    const kernels::KernelCostModel costs(*tier, gpu, eff, kernels::kRooflineLaunchSeconds);
+    kernels::KernelCostModel costs(*tier, gpu, eff, kernels::kRooflineLaunchSeconds);
+    if (!sets.empty()) costs.set_calibrated_gpu(load_gpu(gpu_name, {}));
     std::unique_ptr<interconnect::Topology> topo;
     std::vector<int> group(static_cast<std::size_t>(tp));
     std::iota(group.begin(), group.end(), 0);

@@ -22,7 +22,7 @@ int cmd_validate(const std::vector<std::string>& args) {
       "measurement of GPU G. cross-gen fits on the shipped sweeps of every other GPU (or uses\n"
       "--calibration); target needs --calibration (from `kernelsight calibrate`).\n\noptions");
   MeasurementInputs in;
-  std::string tier_text, calibration, exclude, sweeps_dir, rows_out;
+  std::string tier_text, calibration, exclude, sweeps_dir, rows_out, leave_out, framework, fold;
   opts.add_options()("help,h", "show this help")("gpu", po::value(&in.gpu)->required(), "catalog name of the GPU")(
       "tier", po::value(&tier_text)->required(), "roofline | cross-gen | target")(
       "calibration", po::value(&calibration), "calibration file (target tier, or a saved cross-gen model)")(
@@ -31,6 +31,9 @@ int cmd_validate(const std::vector<std::string>& args) {
       "sweep", po::value(&in.sweeps), "sweep CSV (repeatable)")(
       "exclude-models", po::value(&exclude), "skip these models' rows (e.g. the ones calibrated on)")(
       "sweeps-dir", po::value(&sweeps_dir), "sweeps the cross-gen tier fits on (default: shipped data)")(
+      "leave-out", po::value(&leave_out), "cross-gen: more GPUs not fitted, e.g. the GPU's generation (comma-separated)")(
+      "framework", po::value(&framework), "cross-gen: fit engine F's kernels (trtllm, vllm, sglang) where it measured them")(
+      "fold", po::value(&fold), "I/K: only the rows of shape-family fold I of K (those calibrate --holdout-fold I/K left out)")(
       "rows-out", po::value(&rows_out), "also write every row with its measured and predicted times (CSV)");
   po::variables_map vm;
   if (int rc = parse_options("validate", args, opts, vm); rc >= 0) return rc;
@@ -50,12 +53,18 @@ int cmd_validate(const std::vector<std::string>& args) {
   }
   in.exclude_models = split_models(exclude);
   return run_reporting_errors([&] {
+    if (!fold.empty()) parse_fold("--fold", fold, in, false);
     const auto rows = load_measurements(in);
     kernels::EfficiencyModel model;
     if (!calibration.empty())
       model = kernels::EfficiencyModel::load(calibration);
-    else if (*tier == kernels::Tier::CrossGen)
-      model = kernels::fit_cross_gen(kernels::load_sweeps(sweeps_dir), in.gpu);
+    else if (*tier == kernels::Tier::CrossGen) {
+      kernels::CrossGenOptions options;
+      options.leave_out = split_gpus(leave_out);
+      options.leave_out.push_back(in.gpu);
+      options.framework = framework;
+      model = kernels::fit_cross_gen(kernels::load_sweeps(sweeps_dir), options);
+    }
     const kernels::Predictor roofline = [&](const kernels::Measurement& m) {
       return kernels::roofline_cost(m.kernel, *gpu, kernels::kRooflineLaunchSeconds).seconds;
     };

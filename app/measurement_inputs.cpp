@@ -1,9 +1,11 @@
 #include "app/measurement_inputs.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <sstream>
 #include <stdexcept>
 
+#include "kernels/gpu_catalog.hpp"
 #include "kernels/importers.hpp"
 
 namespace ks::app {
@@ -32,12 +34,48 @@ std::vector<kernels::Measurement> load_measurements(const MeasurementInputs& in)
     if (!in.gpu.empty() && m.gpu != in.gpu) continue;
     if (!in.only_models.empty() && !in.only_models.count(m.model)) continue;
     if (in.exclude_models.count(m.model)) continue;
+    if (in.folds > 0 && (kernels::family_fold(m.shape, in.folds) == in.fold) == in.fold_out) continue;
     out.push_back(std::move(m));
   }
   if (out.empty())
     throw std::invalid_argument("no measurements left for GPU '" + in.gpu + "' after filtering (" +
                                 std::to_string(all.size()) + " read)");
   return out;
+}
+
+void parse_fold(const std::string& option, const std::string& text, MeasurementInputs& in, bool fold_out) {
+  const auto slash = text.find('/');
+  std::size_t i = 0, k = 0;
+  try {
+    if (slash == std::string::npos) throw std::invalid_argument("");
+    std::size_t used = 0;
+    i = std::stoul(text.substr(0, slash), &used);
+    if (used != slash) throw std::invalid_argument("");
+    k = std::stoul(text.substr(slash + 1), &used);
+    if (used != text.size() - slash - 1) throw std::invalid_argument("");
+  } catch (const std::exception&) {
+    throw std::invalid_argument(option + " " + text + ": expected FOLD/FOLDS, e.g. 0/3");
+  }
+  if (k < 2 || i >= k) throw std::invalid_argument(option + " " + text + ": expected 0 <= FOLD < FOLDS and FOLDS >= 2");
+  in.fold = i;
+  in.folds = k;
+  in.fold_out = fold_out;
+}
+
+std::vector<std::string> split_gpus(const std::string& list) {
+  std::vector<std::string> gpus;
+  std::size_t start = 0;
+  while (start <= list.size()) {
+    const std::size_t comma = std::min(list.find(',', start), list.size());
+    const std::string name = list.substr(start, comma - start);
+    if (!name.empty()) {
+      if (kernels::find_builtin_gpu(name) == nullptr)
+        throw std::invalid_argument("unknown GPU '" + name + "' in a GPU list (see kernelsight list)");
+      gpus.push_back(name);
+    }
+    start = comma + 1;
+  }
+  return gpus;
 }
 
 }  // namespace ks::app

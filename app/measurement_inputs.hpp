@@ -13,11 +13,22 @@ struct MeasurementInputs {
   std::vector<std::string> vidur, gemm_tables, sweeps;
   std::string gpu;
   std::set<std::string> only_models, exclude_models;  // lower-case model names
+  // Shape-family folds (kernels::family_fold): keep only fold `fold` of `folds`, or every fold but
+  // it (`fold_out`); folds 0 = every row. Validation holds out whole families this way.
+  std::size_t fold = 0, folds = 0;
+  bool fold_out = false;
 };
+
+// "i/k" -> fold i of k (0 <= i < k, k >= 2); std::invalid_argument naming the option otherwise.
+void parse_fold(const std::string& option, const std::string& text, MeasurementInputs& in, bool fold_out);
 
 // Throws kernels::CsvError for unreadable inputs; std::invalid_argument if nothing is left.
 std::vector<kernels::Measurement> load_measurements(const MeasurementInputs& in);
 
 std::set<std::string> split_models(const std::string& comma_list);
+
+// "h100_sxm,h200" -> {"h100_sxm", "h200"}; every name must be a catalog GPU (std::invalid_argument
+// naming the unknown one otherwise).
+std::vector<std::string> split_gpus(const std::string& comma_list);
 
 }  // namespace ks::app

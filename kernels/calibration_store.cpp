@@ -5,20 +5,30 @@
 #include <stdexcept>
 
 #include "base/util/data_dir.hpp"
+#include "kernels/gpu_catalog.hpp"
 
 namespace ks::kernels {
 
-std::string tier_model_path(Tier tier, const std::string& gpu, const std::string& file) {
+std::string tier_model_path(Tier tier, const std::string& gpu, const std::string& file, const std::string& engine) {
   if (!file.empty()) return file;
+  namespace fs = std::filesystem;
   const std::string dir = data_dir() + "/calibration/";
-  if (tier == Tier::Target) return dir + "target_" + gpu + ".yaml";
-  const std::string without = dir + "cross_gen_without_" + gpu + ".yaml";
-  return std::filesystem::exists(without) ? without : dir + "cross_gen.yaml";
+  // The engine's own file first, then the engine-neutral one.
+  auto first_of = [&](const std::string& stem) -> std::string {
+    if (!engine.empty() && fs::exists(dir + stem + "." + engine + ".yaml")) return dir + stem + "." + engine + ".yaml";
+    return dir + stem + ".yaml";
+  };
+  if (tier == Tier::Target) return first_of("target_" + gpu);
+  const GpuSpec* spec = find_builtin_gpu(gpu);
+  const std::string generation = spec != nullptr && !spec->generation.empty() ? spec->generation : gpu;
+  const std::string without = first_of("cross_gen_without_" + generation);
+  return fs::exists(without) ? without : first_of("cross_gen");
 }
 
-std::shared_ptr<const EfficiencyModel> tier_model(Tier tier, const std::string& gpu, const std::string& file) {
+std::shared_ptr<const EfficiencyModel> tier_model(Tier tier, const std::string& gpu, const std::string& file,
+                                                  const std::string& engine) {
   if (tier == Tier::Roofline) throw std::logic_error("the roofline tier has no efficiency model");
-  const std::string path = tier_model_path(tier, gpu, file);
+  const std::string path = tier_model_path(tier, gpu, file, engine);
   static std::map<std::string, std::shared_ptr<const EfficiencyModel>> cache;
   if (auto it = cache.find(path); it != cache.end()) return it->second;
   if (!std::filesystem::exists(path)) {

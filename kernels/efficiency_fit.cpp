@@ -24,20 +24,11 @@ struct Sample {
   std::size_t family = 0;  // shape family (below), numbered in sorted order
 };
 
-// A kernel's shape without the amount of work the engine varies at run time (tokens, M,
-// sequences, lengths): one GEMM's N x K, one norm's width, one attention head layout. A model
-// the calibration never saw brings new families.
-std::string shape_family(const KernelShape& s) {
-  std::ostringstream key;
-  key << s.op << ' ' << dtype_name(s.dtype) << ' ' << s.n << ' ' << s.k << ' ' << (s.op == "gemm" ? s.batch : 0)
-      << ' ' << s.hidden << ' ' << s.heads << ' ' << s.kv_heads << ' ' << s.head_dim;
-  return key.str();
-}
-
-// Parameter vector layout: wc[0..nc) | wm[0..nm) | log_t0 | log_p_minus_1 | log_theta.
+// Parameter vector layout: wc[0..nc) | wm[0..nm) | log_t0 | log_p_minus_1 | log_theta |
+// log_launch_per_wave.
 struct Layout {
   std::size_t nc, nm;
-  std::size_t size() const { return nc + nm + 3; }
+  std::size_t size() const { return nc + nm + 4; }
   Eigen::VectorXd pack(const ClassParams& p) const {
     Eigen::VectorXd v(static_cast<Eigen::Index>(size()));
     for (std::size_t i = 0; i < nc; ++i) v[static_cast<Eigen::Index>(i)] = p.wc[i];
@@ -45,6 +36,7 @@ struct Layout {
     v[static_cast<Eigen::Index>(nc + nm)] = p.log_t0;
     v[static_cast<Eigen::Index>(nc + nm + 1)] = p.log_p_minus_1;
     v[static_cast<Eigen::Index>(nc + nm + 2)] = p.log_theta;
+    v[static_cast<Eigen::Index>(nc + nm + 3)] = p.log_launch_per_wave;
     return v;
   }
   ClassParams unpack(const Eigen::VectorXd& v) const {
@@ -57,6 +49,8 @@ struct Layout {
     // Keep p in a sane range (1.5 .. 30): beyond it the soft maximum is a hard one anyway.
     p.log_p_minus_1 = std::clamp(v[static_cast<Eigen::Index>(nc + nm + 1)], std::log(0.5), std::log(29.0));
     p.log_theta = std::clamp(v[static_cast<Eigen::Index>(nc + nm + 2)], std::log(0.01), std::log(1e4));
+    p.log_launch_per_wave =
+        std::clamp(v[static_cast<Eigen::Index>(nc + nm + 3)], ClassParams::kNoLaunchPerWave, std::log(10.0));
     return p;
   }
 };
@@ -158,7 +152,12 @@ Eigen::VectorXd fit_parametric(const std::vector<Sample>& samples, const Layout&
     // The SM-throughput term has no gradient while it is far below the others: start the
     // search from several values of theta and keep the best fit.
     const Eigen::VectorXd ridge = Eigen::VectorXd::Constant(prior.size(), options.ridge * n);
-    x = minimize(samples, layout, prior, ridge, {2.0, 8.0, std::exp(params.log_theta)});
+    // A prior without the launch's grid-size term starts (and is pulled) from a small one, where
+    // it has a gradient.
+    Eigen::VectorXd start = prior;
+    const Eigen::Index i_lpw = static_cast<Eigen::Index>(layout.nc + layout.nm + 3);
+    if (start[i_lpw] <= ClassParams::kNoLaunchPerWave + 1) start[i_lpw] = std::log(0.05);
+    x = minimize(samples, layout, start, ridge, {2.0, 8.0, std::exp(params.log_theta)});
   }
   return x;
 }

@@ -26,6 +26,29 @@ double lg(double x) { return std::log2(std::max(x, 1.0)); }
 // How much of the padded tiles a dimension fills (1: a multiple of the tile).
 double tile_fit(double size, double tile) { return size / (std::ceil(size / tile) * tile); }
 
+// How much faster the kernel's dtype runs than 16-bit on this GPU (log2 of the peak ratio: 1 for
+// fp8 on Hopper, 0 for bf16). The same SMs feed a tensor rate twice as high from the same shared
+// memory and registers: measured fp8 GEMMs reach about 0.8 of the fraction of peak bf16 ones
+// reach, on every GPU that has both (H100, H200, B200, L40S).
+double narrow_dtype(const Kernel& k, const GpuSpec& gpu) {
+  if (!(k.flops > 0) || !gpu.supports(DType::BF16)) return 0.0;
+  return std::max(0.0, std::log2(gpu.peak(k.dtype) / gpu.peak(DType::BF16)));
+}
+
+// How an attention kernel's work splits over the GPU: CTAs of (sequence, head, block of 128
+// queries) and their waves over the SMs, and the mean queries and keys per sequence. Kernels
+// without sequences or heads (built by a plug-in) count as one sequence of one head per 128 dims.
+struct AttentionWork {
+  double waves, queries_per_seq, keys_per_seq;
+};
+AttentionWork attention_work(const Kernel& k, const GpuSpec& gpu) {
+  const double seqs = static_cast<double>(std::max<std::int64_t>(k.batch, 1));
+  const double heads = k.heads > 0 ? static_cast<double>(k.heads) : 1.0;
+  const double q = k.op == OpKind::AttentionDecode ? 1.0 : static_cast<double>(k.m) / seqs;
+  const double ctas = seqs * heads * std::ceil(std::max(q, 1.0) / 128.0);
+  return {ctas / static_cast<double>(gpu.num_sms), q, static_cast<double>(k.n) / seqs};
+}
+
 // The residual's features (see KernelFeatures::xr). For GEMMs they describe what the library's
 // kernel choice depends on, in terms that are not one model's dimensions: the waves of output
 // tiles over the SMs for several tile shapes, how well M, N and K fit the candidate tiles, the
@@ -39,7 +62,7 @@ void residual_features(const Kernel& k, const GpuSpec& gpu, KernelFeatures& f) {
   const double t_roof = std::max({f.t_compute, f.t_memory, 1e-9});
   auto& x = f.xr;
   x.fill(0.0);
-  x[0] = lg(m * batch);
+  x[0] = f.cls == KernelClass::Gemm ? lg(m * batch) : lg(m);  // attention's batch is its sequences
   x[1] = lg(n);
   x[2] = lg(kk);
   x[3] = std::log2(intensity);
@@ -127,6 +150,7 @@ KernelFeatures kernel_features(const Kernel& k, const GpuSpec& gpu, double other
   };
   const double m = static_cast<double>(k.m), n = static_cast<double>(k.n), kk = static_cast<double>(k.k);
   if (residual) residual_features(k, gpu, f);
+  const double sms = static_cast<double>(gpu.num_sms);
   switch (f.cls) {
     case KernelClass::Gemm: {
       const double lm = l2(m * static_cast<double>(k.batch));
@@ -135,22 +159,36 @@ KernelFeatures kernel_features(const Kernel& k, const GpuSpec& gpu, double other
       // saturating function of the waves of 128x128 tiles, not log M.
       const double waves = std::ceil(m / 128.0) * std::ceil(n / 128.0) * static_cast<double>(k.batch) /
                            static_cast<double>(gpu.num_sms);
-      set(f.xc, f.nc, {1.0, 1.0 / (1.0 + waves), l2(n), l2(kk), other_source});
+      set(f.xc, f.nc, {1.0, 1.0 / (1.0 + waves), l2(n), l2(kk), other_source, narrow_dtype(k, gpu)});
+      f.grid_waves = waves;
       set(f.xm, f.nm, {1.0, lm, l2(n * kk) / 2.0, other_source});
       break;
     }
-    case KernelClass::AttentionPrefill:
-      set(f.xc, f.nc, {1.0, l2(m), l2(n / std::max(m, 1.0)), other_source});
+    case KernelClass::AttentionPrefill: {
+      // FlashAttention: one CTA per (sequence, head, block of 128 queries) loops over the keys.
+      // The tensor cores fill once the CTAs cover the SMs (a saturating function of the waves),
+      // and a longer key loop amortises each CTA's prologue and epilogue.
+      const AttentionWork w = attention_work(k, gpu);
+      set(f.xc, f.nc,
+          {1.0, 1.0 / (1.0 + w.waves), l2(w.queries_per_seq), l2(w.keys_per_seq), other_source, narrow_dtype(k, gpu)});
       set(f.xm, f.nm, {1.0, other_source});
+      f.grid_waves = w.waves;
       break;
-    case KernelClass::AttentionDecode:
+    }
+    case KernelClass::AttentionDecode: {
+      // Paged decode streams each sequence's keys and values: long contexts stream at the
+      // bandwidth once enough (sequence, head) CTAs keep HBM busy.
+      const AttentionWork w = attention_work(k, gpu);
       set(f.xc, f.nc, {1.0});
-      set(f.xm, f.nm, {1.0, l2(m), l2(n / std::max(m, 1.0)), other_source});
+      set(f.xm, f.nm, {1.0, 1.0 / (1.0 + w.waves), l2(w.keys_per_seq), l2(m), other_source});
+      f.grid_waves = w.waves;
       break;
+    }
     default: {
       const double lb = l2(k.bytes) / 3.0;
       set(f.xc, f.nc, {1.0});
       set(f.xm, f.nm, {1.0, lb, lb * lb, other_source});
+      f.grid_waves = k.bytes / (sms * 65536.0);
       break;
     }
   }
@@ -158,30 +196,48 @@ KernelFeatures kernel_features(const Kernel& k, const GpuSpec& gpu, double other
 }
 
 double EfficiencyModel::predict_seconds(const KernelFeatures& f, const ClassParams& p) {
-  const double t = parametric_seconds(f, p);
+  return corrected_seconds(parametric_seconds(f, p), f, p);
+}
+
+double EfficiencyModel::corrected_seconds(double t, const KernelFeatures& f, const ClassParams& p) {
   const double measured = p.measured.log_deviation(f.kernel, p.residual_fade.octaves);
   if (p.residual.empty()) return measured == 0.0 ? t : t * std::exp(measured);
   return t * std::exp(p.residual_fade.factor(f.xr[0]) * p.residual.predict(f.xr.data()) + measured);
 }
 
-double EfficiencyModel::parametric_seconds(const KernelFeatures& f, const ClassParams& p) {
+ParametricTerms EfficiencyModel::parametric_terms(const KernelFeatures& f, const ClassParams& p) {
   double zc = 0, zm = 0;
   for (std::size_t i = 0; i < f.nc && i < p.wc.size(); ++i) zc += p.wc[i] * f.xc[i];
   for (std::size_t i = 0; i < f.nm && i < p.wm.size(); ++i) zm += p.wm[i] * f.xm[i];
   const auto exp = [](double x) { return std::exp(x); };
-  const double tc = f.t_compute / p.sigmoid_c(zc, sigmoid);
-  const double tm = f.t_memory / (kMaxMemoryEfficiency * p.sigmoid_m(zm, sigmoid));
-  const double ts = f.t_issue / p.exp_theta(p.log_theta, exp);
-  const double power = 1.0 + p.exp_p_minus_1(p.log_p_minus_1, exp);
-  const double hi = std::max({tc, tm, ts});
+  ParametricTerms t;
+  t.compute = f.t_compute / p.sigmoid_c(zc, sigmoid);
+  t.memory = f.t_memory / (kMaxMemoryEfficiency * p.sigmoid_m(zm, sigmoid));
+  t.sm = f.t_issue / p.exp_theta(p.log_theta, exp);
+  t.power = 1.0 + p.exp_p_minus_1(p.log_p_minus_1, exp);
+  t.floor = p.exp_t0(p.log_t0, exp) * (1.0 + p.exp_launch_per_wave(p.log_launch_per_wave, exp) * f.grid_waves);
+  return t;
+}
+
+double ParametricTerms::body() const {
+  const double hi = std::max({compute, memory, sm});
   // pow(1, p) = 1 and pow(0, p) = 0 exactly: the largest term (and an absent one) costs no call.
   auto relative = [&](double t) {
     const double r = t / hi;
     return r == 1.0 || r == 0.0 ? r : std::pow(r, power);
   };
-  double body = 0;
-  if (hi > 0) body = hi * std::pow(relative(tc) + relative(tm) + relative(ts), 1.0 / power);
-  return p.exp_t0(p.log_t0, exp) + body;
+  if (!(hi > 0)) return 0;
+  return hi * std::pow(relative(compute) + relative(memory) + relative(sm), 1.0 / power);
+}
+
+Bound ParametricTerms::binding() const {
+  if (compute >= memory && compute >= sm) return Bound::Compute;
+  return memory >= sm ? Bound::Memory : Bound::Sm;
+}
+
+double EfficiencyModel::parametric_seconds(const KernelFeatures& f, const ClassParams& p) {
+  const ParametricTerms t = parametric_terms(f, p);
+  return t.floor + t.body();
 }
 
 EfficiencyModel::EfficiencyModel() {
@@ -197,23 +253,26 @@ double EfficiencyModel::predict_seconds(const KernelFeatures& f) const {
   return predict_seconds(f, params_[static_cast<std::size_t>(f.cls)]);
 }
 
-KernelCost EfficiencyModel::cost(const Kernel& kernel, const GpuSpec& gpu) const {
+KernelCost EfficiencyModel::cost(const Kernel& kernel, const GpuSpec& gpu, const GpuSpec* calibrated) const {
   KernelClass cls;
   if (!kernel_class(kernel.op, &cls)) return roofline_cost(kernel, gpu, 0.0);  // collectives
   const ClassParams& p = params(cls);
-  const KernelFeatures f = kernel_features(kernel, gpu, 0.0, !p.residual.empty());
+  const bool residual = !p.residual.empty();
+  KernelFeatures f = kernel_features(kernel, gpu, 0.0, residual && calibrated == nullptr);
+  // The residual describes the calibrated GPU's own library choices (tiles, waves, split-K), not
+  // physics: on a what-if spec it is read at the spec it was learned on, so only the parametric
+  // (roofline-shaped) part moves with the change and the correction cannot fight the bound.
+  if (residual && calibrated != nullptr) f.xr = kernel_features(kernel, *calibrated, 0.0, true).xr;
   KernelCost c{};
-  c.seconds = predict_seconds(f, p);
-  c.launch_seconds = p.exp_t0(p.log_t0, [](double x) { return std::exp(x); });
+  const ParametricTerms terms = parametric_terms(f, p);
+  c.seconds = corrected_seconds(terms.floor + terms.body(), f, p);
+  c.launch_seconds = terms.floor;
   const double body = c.seconds - c.launch_seconds;
   const double roof = std::max(f.t_compute, f.t_memory);
   c.efficiency = body > 0 ? roof / body : 1.0;
   c.compute_seconds = f.t_compute;
   c.memory_seconds = f.t_memory;
-  if (c.launch_seconds > body)
-    c.bound = Bound::Launch;
-  else
-    c.bound = f.t_compute >= f.t_memory ? Bound::Compute : Bound::Memory;
+  c.bound = c.launch_seconds > body ? Bound::Launch : terms.binding();
   return c;
 }
 
@@ -232,6 +291,8 @@ std::string EfficiencyModel::to_yaml() const {
     out << YAML::Key << "t0_us" << YAML::Value << std::exp(p.log_t0) * 1e6;
     out << YAML::Key << "softmax_p" << YAML::Value << 1.0 + std::exp(p.log_p_minus_1);
     out << YAML::Key << "bytes_per_sm_cycle" << YAML::Value << std::exp(p.log_theta);
+    if (p.log_launch_per_wave > ClassParams::kNoLaunchPerWave)
+      out << YAML::Key << "launch_per_wave" << YAML::Value << std::exp(p.log_launch_per_wave);
     out << YAML::Key << "w_compute" << YAML::Value << YAML::Flow << p.wc;
     out << YAML::Key << "w_memory" << YAML::Value << YAML::Flow << p.wm;
     if (!p.residual.empty()) {
@@ -298,6 +359,13 @@ EfficiencyModel EfficiencyModel::from_yaml(const std::string& text, const std::s
       const double theta = n["bytes_per_sm_cycle"].as<double>();
       if (!(theta > 0)) throw std::runtime_error(std::string(kClassNames[c]) + ": bytes_per_sm_cycle must be > 0");
       p.log_theta = std::log(theta);
+      // Files from before the grid-size term have none.
+      if (const YAML::Node lpw = n["launch_per_wave"]) {
+        const double v = lpw.as<double>();
+        if (!(v >= 0) || !std::isfinite(v))
+          throw std::runtime_error(std::string("classes.") + kClassNames[c] + ".launch_per_wave: expected a finite number >= 0");
+        p.log_launch_per_wave = v > 0 ? std::max(std::log(v), ClassParams::kNoLaunchPerWave) : ClassParams::kNoLaunchPerWave;
+      }
       p.wc = n["w_compute"].as<std::vector<double>>();
       p.wm = n["w_memory"].as<std::vector<double>>();
       for (const double w : p.wc) finite_or_throw(w, kClassNames[c], "w_compute");

@@ -62,6 +62,9 @@ struct KernelFeatures {
   double t_compute = 0;  // roofline compute time on the GPU, s
   double t_memory = 0;   // roofline memory time on the GPU, s
   double t_issue = 0;    // bytes / (SMs x clock): the SM-side time at one byte per SM-cycle, s
+  // Waves of the kernel's CTAs over the SMs (GEMM: 128x128 output tiles; attention: (sequence,
+  // head, 128 queries); elementwise: 64 KiB of traffic each): the grid-size term of the launch.
+  double grid_waves = 0;
   // Features of the learned residual: log2 of M (x batch), N, K, arithmetic intensity over the
   // ridge point, bytes over L2, roofline time in us; for GEMMs then the waves of output tiles
   // (64x64 .. 256x128) over the SMs and how full the last wave is, the fit of M, N and K to tiles
@@ -109,6 +112,10 @@ struct ClassParams {
   double log_t0 = std::log(3e-6);
   double log_p_minus_1 = std::log(3.0);  // p = 4
   double log_theta = std::log(64.0);      // bytes per SM-cycle; 64 keeps the term out of the way
+  // AMALI's launch latency, KLL = k + s x grid size: the floor grows by this fraction of t0 per wave
+  // of CTAs over the SMs (KernelFeatures::grid_waves). exp(-30): none (files from before it).
+  double log_launch_per_wave = kNoLaunchPerWave;
+  static constexpr double kNoLaunchPerWave = -30.0;
   bool fitted = false;
   BoostedTrees residual;  // log(measured / parametric); empty = none
   BoostSelection residual_selection;  // how the residual's settings were chosen (folds 0: not by CV)
@@ -117,20 +124,36 @@ struct ClassParams {
   // features are constant (attention's memory side in prefill, compute side in decode). Five of
   // the six exp() calls of a kernel no memo knows. Keyed by value, so fitting may change the
   // parameters freely.
-  LastValue exp_t0, exp_p_minus_1, exp_theta, sigmoid_c, sigmoid_m;
+  LastValue exp_t0, exp_p_minus_1, exp_theta, exp_launch_per_wave, sigmoid_c, sigmoid_m;
   ResidualFade residual_fade;         // how the residual extrapolates beyond the fitted work
   // The sweep's own measurements of its shape families (measured_families.hpp); empty: none kept.
   MeasuredFamilies measured;
+};
+
+// The parts of the parametric time: each bound's derated time, the latency floor and the
+// soft-max exponent. body() combines the bounds; binding() names the largest of them (the caller
+// decides whether the floor, a launch bound, exceeds the body).
+struct ParametricTerms {
+  double compute = 0, memory = 0, sm = 0;  // t_c / eta_c, t_m / eta_m, t_s / theta (s)
+  double floor = 0;                        // t0 (s)
+  double power = 4;
+  double body() const;
+  Bound binding() const;
 };
 
 class EfficiencyModel {
  public:
   EfficiencyModel();  // every class at its prior (modest efficiencies, 3 us floor)
 
-  KernelCost cost(const Kernel& kernel, const GpuSpec& gpu) const;
+  // `calibrated`: the spec the model's residual and measured families were learned on, when
+  // `gpu` is a what-if variant of it (overridden fields); null when `gpu` is that GPU.
+  KernelCost cost(const Kernel& kernel, const GpuSpec& gpu, const GpuSpec* calibrated = nullptr) const;
   double predict_seconds(const KernelFeatures& f) const;
   // The parametric part alone, and with the class's residual applied.
   static double parametric_seconds(const KernelFeatures& f, const ClassParams& p);
+  static ParametricTerms parametric_terms(const KernelFeatures& f, const ClassParams& p);
+  // A parametric time t times the class's residual and measured-family deviation.
+  static double corrected_seconds(double t, const KernelFeatures& f, const ClassParams& p);
   static double predict_seconds(const KernelFeatures& f, const ClassParams& p);
 
   ClassParams& params(KernelClass c) { return params_[static_cast<std::size_t>(c)]; }

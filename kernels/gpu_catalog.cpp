@@ -14,7 +14,7 @@ namespace {
 
 // Top-level keys besides the numeric fields of gpu_fields() (peaks live under peak_dense).
 // A plain array: the catalog may be parsed from other files' static initialisers (registries).
-constexpr const char* kMetaKeys[] = {"name", "description", "vendor", "sources", "peak_dense"};
+constexpr const char* kMetaKeys[] = {"name", "description", "vendor", "generation", "sources", "peak_dense"};
 
 bool is_meta_key(const std::string& key) {
   for (const char* k : kMetaKeys) {
@@ -33,6 +33,7 @@ class Loader {
     gpu.name = text(root_, "name", true);
     gpu.description = text(root_, "description", false);
     gpu.vendor = text(root_, "vendor", false);
+    gpu.generation = text(root_, "generation", false);
     read_sources();
     for (const auto& entry : root_) {
       const std::string key = entry.first.as<std::string>();
@@ -41,7 +42,7 @@ class Loader {
       for (const GpuField& f : gpu_fields()) numeric |= f.key == key && key.rfind("peak_", 0) != 0;
       if (!numeric) {
         fail(entry.first, key,
-             "unknown key (expected name, description, vendor, sources, peak_dense, "
+             "unknown key (expected name, description, vendor, generation, sources, peak_dense, "
              "hbm_bandwidth, memory, l2, clock, num_sms, nvlink_bandwidth, pcie_bandwidth)");
       }
       number(gpu, key, entry.second, key);

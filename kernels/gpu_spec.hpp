@@ -27,6 +27,9 @@ struct GpuSpec {
   double nvlink_bandwidth = 0;  // B/s
   double pcie_bandwidth = 0;    // B/s
   std::string vendor;           // "nvidia", "amd"
+  // Architecture generation ("ampere", "hopper", ...): GPUs of one generation share their kernel
+  // libraries' behaviour, so the cross-gen tier leaves a whole generation out. "" = its own.
+  std::string generation;
   std::string description;      // "NVIDIA H100 SXM5 80 GB (HBM3)"
   std::string source;           // every citation of the spec file, joined ("; ")
   // Per number: field ("hbm_bandwidth", "peak_bf16", ...) -> the citation it came from, or

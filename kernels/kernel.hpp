@@ -50,8 +50,12 @@ struct Kernel {
   // MoeGemm: experts whose weights are read (expected count, rounded; >= 1); 1 otherwise.
   // Average rows per expert = m / groups.
   std::int64_t groups = 1;
-  // Independent problems of the same shape in one launch (batched GEMM); 1 otherwise.
+  // Independent problems of the same shape in one launch (batched GEMM); for attention the
+  // sequences of the batch (m and n are summed over them); 1 otherwise.
   std::int64_t batch = 1;
+  // Attention: query heads on this GPU (FLOPs and bytes count them; the kernel's parallelism
+  // over the SMs is sequences x heads). 0 when unknown (kernels built by a plug-in).
+  std::int64_t heads = 0;
 };
 
 std::string_view op_name(OpKind op);

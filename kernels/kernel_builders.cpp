@@ -1,5 +1,7 @@
 #include "kernels/kernel_builders.hpp"
 
+#include <algorithm>
+
 namespace ks::kernels {
 namespace {
 double d(std::int64_t v) { return static_cast<double>(v); }
@@ -53,14 +55,16 @@ Kernel make_embedding(const char* name, std::int64_t tokens, std::int64_t hidden
   return Kernel{OpKind::Embedding, name, act, tokens, hidden, 0, 0.0, d(tokens) * d(hidden) * dtype_bytes(act) * 2.0};
 }
 
-Kernel make_attention_prefill(const char* name, std::int64_t queries, std::int64_t kv_read, std::int64_t pairs,
-                              std::int64_t q_heads, std::int64_t kv_heads, std::int64_t head_dim, DType act,
+Kernel make_attention_prefill(const char* name, std::int64_t sequences, std::int64_t queries, std::int64_t kv_read,
+                              std::int64_t pairs, std::int64_t q_heads, std::int64_t kv_heads, std::int64_t head_dim, DType act,
                               DType kv) {
   const double act_b = dtype_bytes(act), kv_b = dtype_bytes(kv);
   const double qh = d(q_heads), kvh = d(kv_heads), hd = d(head_dim), q = d(queries);
   const double flops = 4.0 * qh * hd * d(pairs);
   const double bytes = 2.0 * q * qh * hd * act_b + d(kv_read) * 2.0 * kvh * hd * kv_b + q * 2.0 * kvh * hd * kv_b;
-  return Kernel{OpKind::AttentionPrefill, name, act, queries, kv_read, head_dim, flops, bytes, Phase::Prefill};  // FlashAttention, causal
+  // FlashAttention, causal
+  return Kernel{OpKind::AttentionPrefill, name, act, queries, kv_read, head_dim, flops, bytes, Phase::Prefill, 1,
+                std::max<std::int64_t>(sequences, 1), q_heads};
 }
 
 Kernel make_attention_decode(const char* name, std::int64_t sequences, std::int64_t context, std::int64_t q_heads,
@@ -69,7 +73,8 @@ Kernel make_attention_decode(const char* name, std::int64_t sequences, std::int6
   const double qh = d(q_heads), kvh = d(kv_heads), hd = d(head_dim), s = d(sequences), ctx = d(context);
   const double flops = 4.0 * qh * hd * ctx;
   const double bytes = ctx * 2.0 * kvh * hd * kv_b + 2.0 * s * qh * hd * act_b + s * 2.0 * kvh * hd * kv_b;
-  return Kernel{OpKind::AttentionDecode, name, act, sequences, context, head_dim, flops, bytes, Phase::Decode};
+  return Kernel{OpKind::AttentionDecode, name, act, sequences, context, head_dim, flops, bytes, Phase::Decode, 1,
+                std::max<std::int64_t>(sequences, 1), q_heads};
 }
 
 }  // namespace ks::kernels

@@ -23,9 +23,10 @@ Kernel make_gelu(const char* name, std::int64_t tokens, std::int64_t width, DTyp
 Kernel make_rope(const char* name, std::int64_t tokens, std::int64_t q_heads, std::int64_t kv_heads,
                  std::int64_t rotary_dim, DType act);
 Kernel make_embedding(const char* name, std::int64_t tokens, std::int64_t hidden, DType act);
-// Causal prefill over sequences: `queries` new tokens in total, `kv_read` keys read in total
+// Causal prefill over `sequences` sequences: `queries` new tokens in total, `kv_read` keys read in total
 // (cached + new), `pairs` causal (query, key) pairs in total.
-Kernel make_attention_prefill(const char* name, std::int64_t queries, std::int64_t kv_read, std::int64_t pairs,
+Kernel make_attention_prefill(const char* name, std::int64_t sequences, std::int64_t queries, std::int64_t kv_read,
+                              std::int64_t pairs,
                               std::int64_t q_heads, std::int64_t kv_heads, std::int64_t head_dim, DType act,
                               DType kv);
 // Decode: `sequences` queries, `context` keys read in total (each sequence's context incl. new token).

@@ -11,6 +11,11 @@ KernelCostModel::KernelCostModel(Tier tier, GpuSpec gpu, std::shared_ptr<const E
   if (tier_ != Tier::Roofline && !model_) throw std::invalid_argument("a learned tier needs an efficiency model");
 }
 
+void KernelCostModel::set_calibrated_gpu(GpuSpec calibrated) {
+  calibrated_ = std::make_unique<const GpuSpec>(std::move(calibrated));
+  memo_.clear();
+}
+
 std::uint64_t KernelCostModel::hash(const Key& key) {
   auto mix = [](std::uint64_t h, std::uint64_t v) { return (h ^ v) * 0x100000001b3ULL; };
   std::uint64_t h = 0xcbf29ce484222325ULL;
@@ -20,6 +25,7 @@ std::uint64_t KernelCostModel::hash(const Key& key) {
   h = mix(h, static_cast<std::uint64_t>(key.n));
   h = mix(h, static_cast<std::uint64_t>(key.k));
   h = mix(h, static_cast<std::uint64_t>(key.batch));
+  h = mix(h, static_cast<std::uint64_t>(key.heads));
   std::uint64_t bits;
   std::memcpy(&bits, &key.bytes, sizeof bits);
   h = mix(h, bits);
@@ -32,15 +38,16 @@ KernelCost KernelCostModel::cost(const Kernel& kernel) const {
   ++lookups_;
   if (!memoise_) {
     ++misses_;
-    return tier_ == Tier::Roofline ? roofline_cost(kernel, gpu_, roofline_launch_s_) : model_->cost(kernel, gpu_);
+    return tier_ == Tier::Roofline ? roofline_cost(kernel, gpu_, roofline_launch_s_) : model_->cost(kernel, gpu_, calibrated_.get());
   }
-  const Key key{kernel.op, kernel.dtype, kernel.m, kernel.n, kernel.k, kernel.batch, kernel.flops, kernel.bytes};
+  const Key key{kernel.op,    kernel.dtype, kernel.m,     kernel.n,    kernel.k,
+                kernel.batch, kernel.heads, kernel.flops, kernel.bytes};
   if (memo_.empty()) memo_.resize(kSlots);
   Slot& slot = memo_[hash(key) & (kSlots - 1)];
   if (slot.used && slot.key == key) return slot.cost;
   ++misses_;
   const KernelCost c = tier_ == Tier::Roofline ? roofline_cost(kernel, gpu_, roofline_launch_s_)
-                                               : model_->cost(kernel, gpu_);
+                                               : model_->cost(kernel, gpu_, calibrated_.get());
   slot = Slot{key, c, true};
   return c;
 }

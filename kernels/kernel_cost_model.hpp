@@ -21,6 +21,9 @@ class KernelCostModel {
   // Roofline: eta = 1 plus `roofline_launch_s`. Other tiers: the efficiency model (which has its
   // own latency floor).
   KernelCostModel(Tier tier, GpuSpec gpu, std::shared_ptr<const EfficiencyModel> model, double roofline_launch_s);
+  // `gpu` is a what-if variant of `calibrated` (the GPU the model's residual was learned on):
+  // the residual is read at `calibrated`, the bounds at `gpu` (EfficiencyModel::cost).
+  void set_calibrated_gpu(GpuSpec calibrated);
 
   KernelCost cost(const Kernel& kernel) const;
   // Off: every call prices the kernel afresh (the `--exact` reference; results are the same).
@@ -35,11 +38,11 @@ class KernelCostModel {
   struct Key {
     OpKind op;
     DType dtype;
-    std::int64_t m, n, k, batch;
+    std::int64_t m, n, k, batch, heads;
     double flops, bytes;
     bool operator==(const Key& o) const {
       return op == o.op && dtype == o.dtype && m == o.m && n == o.n && k == o.k && batch == o.batch &&
-             flops == o.flops && bytes == o.bytes;
+             heads == o.heads && flops == o.flops && bytes == o.bytes;
     }
   };
   struct Slot {
@@ -52,6 +55,7 @@ class KernelCostModel {
 
   Tier tier_;
   GpuSpec gpu_;
+  std::unique_ptr<const GpuSpec> calibrated_;  // null: gpu_ is the calibrated GPU itself
   std::shared_ptr<const EfficiencyModel> model_;
   double roofline_launch_s_;
   mutable std::vector<Slot> memo_;  // kSlots entries, allocated on first use

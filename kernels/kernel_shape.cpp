@@ -21,6 +21,7 @@ void need(bool ok, const KernelShape& s, const char* what) {
 
 Kernel build_kernel(const KernelShape& s) {
   const DType act = activation_dtype(s.dtype);
+  const DType kv = s.kv_dtype.value_or(act);
   if (s.op == "gemm") {
     need(s.m > 0 && s.n > 0 && s.k > 0 && s.batch > 0, s, "m, n, k > 0 (and batch > 0)");
     return make_gemm("gemm", s.m, s.n, s.k, gemm_compute_dtype(s.dtype), dtype_bytes(act), dtype_bytes(s.dtype),
@@ -50,13 +51,16 @@ Kernel build_kernel(const KernelShape& s) {
     need(static_cast<double>(s.batch) * (static_cast<double>(s.q_len) * static_cast<double>(s.kv_len)) < 4e18, s,
          "batch x q_len x kv_len below 4e18");
     const std::int64_t pairs = s.batch * (s.q_len * cached + s.q_len * (s.q_len + 1) / 2);
-    return make_attention_prefill("attention_prefill", s.batch * s.q_len, s.batch * s.kv_len, pairs, s.heads,
-                                  s.kv_heads, s.head_dim, act, act);
+    Kernel k = make_attention_prefill("attention_prefill", s.batch, s.batch * s.q_len, s.batch * s.kv_len, pairs,
+                                      s.heads, s.kv_heads, s.head_dim, act, kv);
+    // fp8 attention (FlashAttention-3, TensorRT-LLM's FMHA) computes on fp8 tensor cores.
+    if (s.dtype == DType::FP8) k.dtype = DType::FP8;
+    return k;
   }
   if (s.op == "attention_decode") {
     need(heads && s.batch > 0 && s.kv_len > 0, s, "batch, kv_len, heads, kv_heads, head_dim > 0");
     return make_attention_decode("attention_decode", s.batch, s.batch * s.kv_len, s.heads, s.kv_heads, s.head_dim,
-                                 act, act);
+                                 act, kv);
   }
   std::string known;
   for (const auto& n : shape_op_names()) known += (known.empty() ? "" : ", ") + n;

@@ -9,7 +9,11 @@
 //   attention_prefill            batch sequences of q_len new tokens with kv_len context each
 //                                (kv_len includes the new tokens), heads, kv_heads, head_dim
 //   attention_decode             batch sequences of kv_len context each, heads, kv_heads, head_dim
+//
+// Optional column kv_dtype: the attention KV-cache dtype (e.g. fp8 for an fp8 cache under bf16
+// activations); blank = the activation dtype. Other ops ignore it.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,6 +27,7 @@ struct KernelShape {
   DType dtype = DType::BF16;
   std::int64_t m = 0, n = 0, k = 0, batch = 1;
   std::int64_t tokens = 0, hidden = 0, heads = 0, kv_heads = 0, head_dim = 0, q_len = 0, kv_len = 0;
+  std::optional<DType> kv_dtype;  // attention KV cache; unset = the activation dtype
 };
 
 // The operator names accepted in `op`.

@@ -49,6 +49,8 @@ std::string_view bound_name(Bound bound) {
       return "launch";
     case Bound::Communication:
       return "communication";
+    case Bound::Sm:
+      return "sm";
   }
   return "unknown";
 }

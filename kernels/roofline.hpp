@@ -2,6 +2,7 @@
 // Roofline kernel time: the slower of compute and HBM traffic, plus a launch latency.
 // The learned-efficiency model plugs in through derated_cost(): it only supplies the two
 // efficiencies; the roofline arithmetic stays here.
+#include <cstddef>
 #include <string_view>
 
 #include "kernels/gpu_spec.hpp"
@@ -10,7 +11,10 @@
 namespace ks::kernels {
 
 // Communication: collectives, priced by the interconnect model (links), never by this file.
-enum class Bound { Compute, Memory, Launch, Communication };
+// Sm: the SMs' side of moving the bytes (load/store issue, latency not hidden by enough work in
+// flight), which scales with SM count x clock, not with HBM bandwidth (learned tiers only).
+enum class Bound { Compute, Memory, Launch, Communication, Sm };
+constexpr std::size_t kNumBounds = 5;
 
 struct KernelCost {
   double seconds;          // max(compute, memory) + launch

@@ -161,6 +161,7 @@ WindowedPrefill windowed_prefill(const PrefillChunk& c, i64 window) {
 
 // Every sum of the batch the kernels need, in one pass; throws on invalid entries.
 struct BatchSums {
+  i64 prefill_seqs = 0;   // prefill chunks (one sequence each)
   i64 prefill_q = 0;      // query tokens of all prefill chunks
   i64 prefill_kv = 0;     // keys each chunk reads: cached + new
   i64 prefill_pairs = 0;  // causal (query, key) pairs: chunk*cached + chunk*(chunk+1)/2
@@ -181,6 +182,7 @@ BatchSums sum_batch(const ModelConfig& model, const StepBatch& batch) {
                                   std::to_string(chunk.tokens) +
                                   ", cached=" + std::to_string(chunk.cached));
     }
+    ++s.prefill_seqs;
     s.prefill_q += chunk.tokens;
     const WindowedPrefill w = windowed_prefill(chunk, model.sliding_window);
     s.prefill_kv += w.keys;
@@ -208,7 +210,7 @@ void emit_attention(Emitter& e, const ModelConfig& model, int tp, const BatchSum
   // vLLM replicates KV heads when there are fewer than ranks: one per rank.
   const i64 kv_heads = model.num_kv_heads >= tp ? model.num_kv_heads / tp : 1;
   if (s.prefill_q > 0) {
-    e.emit(make_attention_prefill("attention_prefill", s.prefill_q, s.prefill_kv, s.prefill_pairs, q_heads, kv_heads,
+    e.emit(make_attention_prefill("attention_prefill", s.prefill_seqs, s.prefill_q, s.prefill_kv, s.prefill_pairs, q_heads, kv_heads,
                                   model.head_dim, e.act, kv_dtype));
   }
   if (s.decodes > 0) {

@@ -1,6 +1,7 @@
 #include "kernels/sweep.hpp"
 
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <sstream>
 
@@ -10,6 +11,8 @@ namespace ks::kernels {
 namespace {
 
 const char* kHeader = "gpu,source,model,label,op,dtype,m,n,k,batch,tokens,hidden,heads,kv_heads,head_dim,q_len,kv_len,time_us";
+// Written only when some row sets one of them (old files keep their exact format).
+const char* kOptionalHeader = ",framework,version,kernel_source,kv_dtype";
 
 std::int64_t int_cell(const CsvTable& t, std::size_t row, const char* column, std::int64_t def) {
   if (!t.has_column(column)) return def;
@@ -44,6 +47,12 @@ KernelShape read_shape(const CsvTable& t, std::size_t r) {
   shape.head_dim = int_cell(t, r, "head_dim", 0);
   shape.q_len = int_cell(t, r, "q_len", 0);
   shape.kv_len = int_cell(t, r, "kv_len", 0);
+  const std::string kv = text_cell(t, r, "kv_dtype");
+  if (!kv.empty()) {
+    const auto kv_dtype = parse_dtype(kv);
+    if (!kv_dtype) t.fail(r, "kv_dtype", "expected blank or one of fp32, fp16, bf16, fp8, int8, int4, got '" + kv + "'");
+    shape.kv_dtype = *kv_dtype;
+  }
   return shape;
 }
 
@@ -70,6 +79,9 @@ std::vector<Measurement> from_table(const CsvTable& t) {
     m.source = text_cell(t, r, "source");
     m.model = text_cell(t, r, "model");
     m.label = text_cell(t, r, "label");
+    m.framework = text_cell(t, r, "framework");
+    m.version = text_cell(t, r, "version");
+    m.kernel_source = text_cell(t, r, "kernel_source");
     m.shape = read_shape(t, r);
     m.kernel = read_kernel(t, r, nullptr);
     const double us = t.required_number(r, "time_us");
@@ -94,8 +106,12 @@ std::vector<Measurement> parse_sweep(const std::string& text, const std::string&
 }
 
 std::string format_sweep(const std::vector<Measurement>& rows) {
+  bool optional = false;
+  for (const Measurement& m : rows)
+    optional = optional || !m.framework.empty() || !m.version.empty() || !m.kernel_source.empty() ||
+               m.shape.kv_dtype.has_value();
   std::ostringstream os;
-  os << kHeader << '\n';
+  os << kHeader << (optional ? kOptionalHeader : "") << '\n';
   for (const Measurement& m : rows) {
     os << m.gpu << ',' << m.source << ',' << m.model << ',' << m.label << ',' << m.shape.op << ','
        << dtype_name(m.shape.dtype);
@@ -111,10 +127,28 @@ std::string format_sweep(const std::vector<Measurement>& rows) {
     put_int(os, m.shape.q_len);
     put_int(os, m.shape.kv_len);
     char buf[32];
-    std::snprintf(buf, sizeof buf, ",%.6g\n", m.seconds * 1e6);
+    std::snprintf(buf, sizeof buf, ",%.6g", m.seconds * 1e6);
     os << buf;
+    if (optional) {
+      os << ',' << m.framework << ',' << m.version << ',' << m.kernel_source << ',';
+      if (m.shape.kv_dtype) os << dtype_name(*m.shape.kv_dtype);
+    }
+    os << '\n';
   }
   return os.str();
+}
+
+std::string shape_family(const KernelShape& s) {
+  std::ostringstream key;
+  key << s.op << ' ' << dtype_name(s.dtype) << ' ' << s.n << ' ' << s.k << ' ' << (s.op == "gemm" ? s.batch : 0)
+      << ' ' << s.hidden << ' ' << s.heads << ' ' << s.kv_heads << ' ' << s.head_dim;
+  return key.str();
+}
+
+std::size_t family_fold(const KernelShape& shape, std::size_t folds) {
+  std::uint64_t h = 0xcbf29ce484222325ULL;
+  for (const char c : shape_family(shape)) h = (h ^ static_cast<unsigned char>(c)) * 0x100000001b3ULL;
+  return folds == 0 ? 0 : static_cast<std::size_t>(h % folds);
 }
 
 std::string kernel_group(OpKind op) {

@@ -1,6 +1,7 @@
 #include "kernels/tiers.hpp"
 
 #include <algorithm>
+#include <array>
 #include <filesystem>
 
 #include "base/util/csv.hpp"
@@ -29,7 +30,7 @@ std::vector<Measurement> load_sweeps(const std::string& dir_in) {
   const std::string dir = dir_in.empty() ? data_dir() + "/sweeps" : dir_in;
   if (!fs::is_directory(dir)) throw CsvError(dir + ": sweep folder not found (set KERNELSIGHT_DATA_DIR?)");
   std::vector<fs::path> files;
-  for (const auto& e : fs::directory_iterator(dir))
+  for (const auto& e : fs::recursive_directory_iterator(dir))
     if (e.is_regular_file() && e.path().extension() == ".csv") files.push_back(e.path());
   std::sort(files.begin(), files.end());
   std::vector<Measurement> rows;
@@ -40,14 +41,51 @@ std::vector<Measurement> load_sweeps(const std::string& dir_in) {
   return rows;
 }
 
+std::string row_framework(const Measurement& m) {
+  if (!m.framework.empty()) return m.framework;
+  if (m.source.rfind("aic-", 0) == 0) {
+    const auto dash = m.source.find('-', 4);
+    return m.source.substr(4, dash == std::string::npos ? std::string::npos : dash - 4);
+  }
+  return "";
+}
+
+EfficiencyModel fit_cross_gen(const std::vector<Measurement>& sweeps, const CrossGenOptions& options) {
+  auto left_out = [&](const std::string& gpu) {
+    return std::find(options.leave_out.begin(), options.leave_out.end(), gpu) != options.leave_out.end();
+  };
+  // Classes the engine's own rows cover (on the GPUs that stay in).
+  std::array<std::size_t, kNumKernelClasses> engine_rows{};
+  if (!options.framework.empty())
+    for (const Measurement& m : sweeps) {
+      KernelClass c;
+      if (!left_out(m.gpu) && kernel_class(m.kernel.op, &c) && row_framework(m) == options.framework)
+        ++engine_rows[static_cast<std::size_t>(c)];
+    }
+  std::vector<Measurement> rows;
+  for (const Measurement& m : sweeps) {
+    if (left_out(m.gpu)) continue;
+    KernelClass c;
+    if (kernel_class(m.kernel.op, &c) && engine_rows[static_cast<std::size_t>(c)] >= 8 &&
+        row_framework(m) != options.framework)
+      continue;
+    rows.push_back(m);
+  }
+  FitOptions fit;
+  fit.transferable_elementwise = true;
+  EfficiencyModel model = fit_efficiency(rows, fit);
+  std::string without;
+  for (const std::string& g : options.leave_out) without += (without.empty() ? "" : ", ") + g;
+  model.description = "cross-gen: fitted " + (without.empty() ? std::string("on every sweep") : "without measurements of " + without) +
+                      (options.framework.empty() ? "" : ", " + options.framework + " kernels where measured");
+  return model;
+}
+
 EfficiencyModel fit_cross_gen(const std::vector<Measurement>& sweeps, const std::string& target_gpu) {
-  std::vector<Measurement> others;
-  for (const Measurement& m : sweeps)
-    if (m.gpu != target_gpu) others.push_back(m);
-  FitOptions options;
-  options.transferable_elementwise = true;
-  EfficiencyModel model = fit_efficiency(others, options);
-  model.description = "cross-gen: fitted without measurements of " + target_gpu;
+  CrossGenOptions options;
+  if (!target_gpu.empty()) options.leave_out.push_back(target_gpu);
+  EfficiencyModel model = fit_cross_gen(sweeps, options);
+  if (!target_gpu.empty()) model.description = "cross-gen: fitted without measurements of " + target_gpu;
   return model;
 }
 

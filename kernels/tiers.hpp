@@ -24,10 +24,24 @@ std::string_view tier_name(Tier tier);
 // Launch latency of the roofline baseline.
 constexpr double kRooflineLaunchSeconds = 2e-6;
 
-// Every sweep (*.csv) in `dir` (default: <data_dir>/sweeps), in file-name order.
+// Every sweep (*.csv) under `dir` (default: <data_dir>/sweeps), subfolders included, in path order.
 std::vector<Measurement> load_sweeps(const std::string& dir = "");
 
-// The cross-generation model for `target_gpu`: fitted on `sweeps` without the target's rows.
+// The serving engine whose kernels a row measured: its `framework` column, else the engine named
+// by an AIConfigurator source ("aic-trtllm-bf16" -> "trtllm"); "" for engine-neutral sources
+// (Vidur's operator profiles, XLA's tables).
+std::string row_framework(const Measurement& m);
+
+struct CrossGenOptions {
+  std::vector<std::string> leave_out;  // GPUs whose rows are not fitted (the target, its generation)
+  // Fit for this engine's kernels: a class the engine's rows cover is fitted on those rows only
+  // (attention kernels differ by engine); other classes on every row. "": every row.
+  std::string framework;
+};
+
+// The cross-generation model: fitted on `sweeps` without the left-out GPUs' rows.
+EfficiencyModel fit_cross_gen(const std::vector<Measurement>& sweeps, const CrossGenOptions& options);
+// The same, leaving `target_gpu` out (none if empty).
 EfficiencyModel fit_cross_gen(const std::vector<Measurement>& sweeps, const std::string& target_gpu);
 
 // The target-tier model: `target_rows` (all of the target GPU) fitted with `prior` as the prior.

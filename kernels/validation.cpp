@@ -24,13 +24,16 @@ ValidationReport evaluate(const std::vector<Measurement>& rows, const Predictor&
   struct Errors {
     std::vector<double> tier, roof;
   };
-  std::map<std::string, Errors> labels, groups;
+  std::map<std::string, Errors> labels, groups, classes;
   Errors all;
   for (const Measurement& m : rows) {
     const double et = 100.0 * std::fabs(tier(m) - m.seconds) / m.seconds;
     const double er = 100.0 * std::fabs(roofline(m) - m.seconds) / m.seconds;
     const std::string label = m.label.empty() ? m.shape.op : m.label;
-    for (Errors* e : {&labels[label], &groups[kernel_group(m.kernel.op)], &all}) {
+    // Class and dtype: "gemm bf16", "gemm fp8", "attention_prefill bf16", "elementwise fp16".
+    const std::string group = kernel_group(m.kernel.op);
+    const std::string cls = (group == "attention" ? m.shape.op : group) + " " + std::string(dtype_name(m.shape.dtype));
+    for (Errors* e : {&labels[label], &groups[group], &classes[cls], &all}) {
       e->tier.push_back(et);
       e->roof.push_back(er);
     }
@@ -38,6 +41,7 @@ ValidationReport evaluate(const std::vector<Measurement>& rows, const Predictor&
   ValidationReport r;
   for (const auto& [k, e] : labels) r.by_label[k] = {error_stats(e.tier), error_stats(e.roof)};
   for (const auto& [k, e] : groups) r.by_group[k] = {error_stats(e.tier), error_stats(e.roof)};
+  for (const auto& [k, e] : classes) r.by_class[k] = {error_stats(e.tier), error_stats(e.roof)};
   r.overall = {error_stats(all.tier), error_stats(all.roof)};
   return r;
 }
@@ -55,6 +59,7 @@ std::string format_report(const ValidationReport& r, const std::string& tier_nam
   };
   for (const auto& [k, s] : r.by_label) row(k, s);
   out += "\n";
+  for (const auto& [k, s] : r.by_class) row("{" + k + "}", s);
   for (const auto& [k, s] : r.by_group) row("[" + k + "]", s);
   row("[all]", r.overall);
   std::snprintf(line, sizeof line, "kernel MAPE: tier %s %.2f%% roofline %.2f%%\n", tier_name.c_str(),

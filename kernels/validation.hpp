@@ -18,6 +18,7 @@ struct ErrorStats {
 struct ValidationReport {
   std::map<std::string, std::pair<ErrorStats, ErrorStats>> by_label;  // label -> (tier, roofline)
   std::map<std::string, std::pair<ErrorStats, ErrorStats>> by_group;  // gemm / attention / elementwise
+  std::map<std::string, std::pair<ErrorStats, ErrorStats>> by_class;  // "gemm bf16", "attention_decode bf16", ...
   std::pair<ErrorStats, ErrorStats> overall;
 };
 

@@ -1,17 +1,43 @@
 #!/usr/bin/env bash
 # Regenerates the shipped kernel-model calibrations (data/calibration/) from the shipped sweeps
-# (data/sweeps/). Deterministic: the same sweeps give byte-identical files.
+# (data/sweeps/, AIConfigurator's tables under data/sweeps/aiconfigurator/). Deterministic: the
+# same sweeps give byte-identical files. About 20 min of CPU on this machine.
+#   cross_gen[.<engine>].yaml                    every GPU's sweeps
+#   cross_gen_without_<generation>[.<engine>].yaml  every GPU of that generation left out: what a GPU of
+#                                                that generation gets in the cross-gen tier
+#   target_<gpu>[.<engine>].yaml                 the target tier: fitted on the GPU's own sweep
+# <engine> (trtllm, vllm, sglang): attention and GEMM classes fitted on that engine's kernels
+# (AIConfigurator's tables); the engine profile of a scenario picks its engine's files.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 ks_install_packages
 ks_build kernelsight >/dev/null
 K="$KS_BUILD/app/kernelsight"
 D="$KS_ROOT/data"
-mkdir -p "$D/calibration"
+C="$D/calibration"
+A="$D/sweeps/aiconfigurator"
+mkdir -p "$C"
+rm -f "$C"/cross_gen*.yaml "$C"/target_*.yaml
 
-"$K" calibrate --cross-gen -o "$D/calibration/cross_gen.yaml"
-for gpu in a100_sxm_80gb a40 b200 mi355x; do
-  "$K" calibrate --cross-gen --gpu "$gpu" -o "$D/calibration/cross_gen_without_$gpu.yaml"
+ENGINES=(trtllm vllm sglang)
+declare -A GENERATION=([ampere]="a100_sxm_80gb,a40" [ada]="l40s" [hopper]="h100_sxm,h200" [blackwell]="b200" [cdna4]="mi355x")
+
+"$K" calibrate --cross-gen -o "$C/cross_gen.yaml"
+for e in "${ENGINES[@]}"; do "$K" calibrate --cross-gen --framework "$e" -o "$C/cross_gen.$e.yaml"; done
+for gen in ampere ada hopper blackwell cdna4; do
+  "$K" calibrate --cross-gen --leave-out "${GENERATION[$gen]}" -o "$C/cross_gen_without_$gen.yaml"
+  [ "$gen" = cdna4 ] && continue
+  for e in "${ENGINES[@]}"; do
+    "$K" calibrate --cross-gen --leave-out "${GENERATION[$gen]}" --framework "$e" -o "$C/cross_gen_without_$gen.$e.yaml"
+  done
 done
-"$K" calibrate --gpu a100_sxm_80gb --sweep "$D/sweeps/a100_sxm_80gb.vidur.csv" -o "$D/calibration/target_a100_sxm_80gb.yaml"
-"$K" calibrate --gpu a40 --sweep "$D/sweeps/a40.vidur.csv" -o "$D/calibration/target_a40.yaml"
+
+"$K" calibrate --gpu a100_sxm_80gb --sweep "$D/sweeps/a100_sxm_80gb.vidur.csv" -o "$C/target_a100_sxm_80gb.yaml"
+"$K" calibrate --gpu a40 --sweep "$D/sweeps/a40.vidur.csv" -o "$C/target_a40.yaml"
+# catalogue name : AIConfigurator's system name
+for pair in h100_sxm:h100_sxm h200:h200_sxm b200:b200_sxm l40s:l40s; do
+  gpu="${pair%%:*}" sys="${pair##*:}"
+  for e in "${ENGINES[@]}"; do
+    "$K" calibrate --gpu "$gpu" --framework "$e" --sweep "$A/$sys.$e.csv" -o "$C/target_$gpu.$e.yaml"
+  done
+done

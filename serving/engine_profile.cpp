@@ -13,7 +13,8 @@ using Defaults = std::vector<std::pair<std::string, std::string>>;
 // of a vLLM-derived engine (docs/hardware.md), with CUDA graphs for decode as vLLM captures them
 // (v1 up to batch 512, v0 up to 256).
 Defaults with_vllm_host(Defaults engine, const char* cuda_graph_max_batch_size) {
-  engine.insert(engine.end(), {{"hardware.host.kind", "fitted"},
+  engine.insert(engine.end(), {{"hardware.gpu.kernel_engine", "vllm"},
+                               {"hardware.host.kind", "fitted"},
                                {"hardware.host.measurements", "a100"},
                                {"hardware.host.launch_overhead", "4us"},
                                {"hardware.host.cuda_graphs", "true"},
@@ -44,6 +45,7 @@ const std::vector<EngineProfile>& engine_profiles() {
        {{"engine.kind", "vllm_v1"},
         {"engine.max_num_seqs", "256"},
         {"engine.max_num_batched_tokens", "8192"},
+        {"hardware.gpu.kernel_engine", "sglang"},
         {"hardware.host.prepare_overhead", "200us"},
         {"hardware.host.finish_overhead", "100us"},
         {"hardware.host.launch_overhead", "2us"}}},
@@ -54,6 +56,7 @@ const std::vector<EngineProfile>& engine_profiles() {
         {"engine.max_num_seqs", "2048"},
         {"engine.max_num_batched_tokens", "8192"},
         {"cache.kv_cache_free_memory_fraction", "0.9"},  // KvCacheConfig.free_gpu_memory_fraction
+        {"hardware.gpu.kernel_engine", "trtllm"},
         {"hardware.host.prepare_overhead", "100us"},
         {"hardware.host.finish_overhead", "50us"},
         {"hardware.host.launch_overhead", "1us"}}},
@@ -99,6 +102,9 @@ void apply_engine_profile(config::Document& scenario) {
     const std::string section = key.substr(0, dot), leaf = key.substr(dot + 1);
     if (section == "engine" && !engine_kind.empty() && engine_kind != profile_engine_kind) continue;
     if (section == "hardware.host" && host_kind != profile_host_kind) continue;
+    // The GPU's kernel engine applies to catalog GPUs (a plug-in GPU has no such key).
+    const std::string gpu_kind = kind_of("hardware", "gpu");
+    if (section == "hardware.gpu" && !gpu_kind.empty() && gpu_kind != "catalog") continue;
     bool present = false;
     if (section == "engine") {
       present = root.section("engine", false).has(leaf);
@@ -108,6 +114,8 @@ void apply_engine_profile(config::Document& scenario) {
       const bool sizing = leaf == "gpu_memory_utilization" || leaf == "kv_cache_free_memory_fraction";
       present = cache.has(leaf) ||
                 (sizing && (cache.has("gpu_memory_utilization") || cache.has("kv_cache_free_memory_fraction")));
+    } else if (section == "hardware.gpu") {
+      present = root.section("hardware", false).section("gpu", false).has(leaf);
     } else {
       present = root.section("hardware", false).section("host", false).has(leaf);
     }

@@ -2,6 +2,7 @@
 // chosen tier (roofline, cross-gen or target; see kernels/tiers.hpp).
 // A hypothetical GPU is a spec file (`spec_file`) or catalog numbers overridden one by one
 // (`hbm_bandwidth: 6TB/s`, `peak_bf16: 2000TFLOPS`, ...; empty = from the spec).
+#include <algorithm>
 #include <filesystem>
 #include <stdexcept>
 
@@ -14,6 +15,8 @@
 
 namespace ks::hw {
 namespace {
+
+kernels::GpuSpec base_spec(const config::Params& params);
 
 class CatalogGpu final : public GpuModule {
  public:
@@ -30,13 +33,17 @@ class CatalogGpu final : public GpuModule {
     std::shared_ptr<const kernels::EfficiencyModel> model;
     if (tier != kernels::Tier::Roofline) {
       try {
-        model = kernels::tier_model(tier, spec.name, args.params.string("calibration"));
+        model = kernels::tier_model(tier, spec.name, args.params.string("calibration"),
+                                    args.params.string("kernel_engine"));
       } catch (const std::exception& e) {  // missing or malformed calibration file
         throw config::ConfigError(args.params.mark("tier"), args.params.path() + ".tier", e.what());
       }
     }
     kernels::KernelCostModel costs(tier, spec, model, args.params.number("kernel_overhead"));
     costs.set_memoise(args.params.flag("memoise"));
+    const bool what_if = std::any_of(spec.sources.begin(), spec.sources.end(),
+                                     [](const auto& s) { return s.second == "override"; });
+    if (what_if) costs.set_calibrated_gpu(base_spec(args.params));
     return costs;
   }
 
@@ -56,7 +63,8 @@ std::string resolve_path(const std::string& path, const config::SourceMark& mark
   return (std::filesystem::path(mark.origin).parent_path() / p).string();
 }
 
-kernels::GpuSpec make_spec(const config::Params& params) {
+// The catalog entry or spec file, before per-field overrides.
+kernels::GpuSpec base_spec(const config::Params& params) {
   kernels::GpuSpec spec;
   const std::string& file = params.string("spec_file");
   if (!file.empty()) {
@@ -73,6 +81,11 @@ kernels::GpuSpec make_spec(const config::Params& params) {
                                 "unknown GPU '" + name + "' (known: " + known_gpus() + ")");
     spec = *found;
   }
+  return spec;
+}
+
+kernels::GpuSpec make_spec(const config::Params& params) {
+  kernels::GpuSpec spec = base_spec(params);
   for (const kernels::GpuField& field : kernels::gpu_fields()) {
     const std::string& text = params.string(field.key);
     if (text.empty()) continue;
@@ -97,6 +110,9 @@ const bool registered = [] {
               "target (calibrated on this GPU's sweep)")
       .string("calibration", std::string(""),
               "calibration file for the target tier (from `kernelsight calibrate`); default: the shipped one")
+      .choice("kernel_engine", {"", "trtllm", "vllm", "sglang"}, std::string(""),
+              "serving engine whose measured kernels calibrate the learned tiers (its shipped calibration, "
+              "else the engine-neutral one); the engine profile sets it; empty: engine-neutral")
       .quantity("kernel_overhead", config::Dim::Time, std::string("2us"),
                 "fixed GPU-side time per kernel of the roofline tier (the learned tiers fit their own)", 0.0,
                 false)

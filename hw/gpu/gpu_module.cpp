@@ -190,7 +190,8 @@ void GpuModule::price_one(const kernels::Kernel& kernel, PricedKernel& p, bool k
 // Everything a kernel's price and report rows depend on.
 bool GpuModule::same_shape(const kernels::Kernel& a, const kernels::Kernel& b) {
   return a.op == b.op && a.name == b.name && a.phase == b.phase && a.dtype == b.dtype && a.m == b.m && a.n == b.n &&
-         a.k == b.k && a.flops == b.flops && a.bytes == b.bytes && a.groups == b.groups && a.batch == b.batch;
+         a.k == b.k && a.flops == b.flops && a.bytes == b.bytes && a.groups == b.groups && a.batch == b.batch &&
+         a.heads == b.heads;
 }
 
 // The same stream timing as one launch per kernel, without walking every layer. A stream is a

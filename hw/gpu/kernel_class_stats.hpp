@@ -22,7 +22,7 @@ inline std::int64_t to_picoseconds(double seconds) { return round_count(seconds 
 
 struct KernelClassStats {
   std::uint64_t launches = 0;
-  std::array<std::uint64_t, 4> bound_counts{};  // by kernels::Bound
+  std::array<std::uint64_t, kernels::kNumBounds> bound_counts{};  // by kernels::Bound
   std::int64_t busy_ps = 0;
   std::int64_t roofline_ps = 0;  // pure-roofline time of the same work (no launch, efficiency 1)
   WideCount flop_count = 0;

@@ -53,12 +53,17 @@ def main():
     ap.add_argument("--out", default=os.path.join(ROOT, "results/validation"))
     ap.add_argument("--tier", default="target", choices=["target", "cross-gen", "roofline"],
                     help="kernel model tier of the A100 (target: calibrated on the shipped A100 sweep)")
+    ap.add_argument("--hopper-tier", default=None, choices=["target", "cross-gen", "roofline"],
+                    help="tier of the H100 and H200 rows (default: cross-gen, roofline with --tier roofline); "
+                         "cross-gen leaves every Hopper GPU out, target uses the shipped AIConfigurator calibrations "
+                         "of the row's engine")
+    ap.add_argument("--only-hopper", action="store_true", help="only the H100 and H200 rows")
     args = ap.parse_args()
     rows = []  # (label, metric, measured, predicted)
 
     with open(os.path.join(ROOT, "data/e2e/a100_trtllm_max_throughput.csv")) as f:
         for i, r in enumerate(csv.DictReader(f)):
-            if r["model"] not in MODELS or r["pp"] != "1":
+            if args.only_hopper or r["model"] not in MODELS or r["pp"] != "1":
                 continue
             tp = int(r["tp"])
             isl, osl = int(r["isl"]), int(r["osl"])
@@ -89,10 +94,10 @@ def main():
 
     # Serving benchmarks: A100 rows on the requested tier; H100 rows (no H100 sweep shipped) on
     # cross-gen unless roofline is asked for, and summarised apart.
-    h100_tier = "roofline" if args.tier == "roofline" else "cross-gen"
-    for data, scenario, tier, group in (("a100_serving_latency.csv", "a100_sharegpt_serving.yaml", args.tier, ""),
-                                        ("h100_serving_latency.csv", "h100x4_sharegpt_serving.yaml", h100_tier,
-                                         "H100x4 ")):
+    h100_tier = args.hopper_tier or ("roofline" if args.tier == "roofline" else "cross-gen")
+    serving = (("a100_serving_latency.csv", "a100_sharegpt_serving.yaml", args.tier, ""),
+               ("h100_serving_latency.csv", "h100x4_sharegpt_serving.yaml", h100_tier, "H100x4 "))
+    for data, scenario, tier, group in serving[1:] if args.only_hopper else serving:
         with open(os.path.join(ROOT, "data/e2e", data)) as f:
             for i, r in enumerate(csv.DictReader(f)):
                 rate = r["request_rate_or_concurrency"]
@@ -137,7 +142,7 @@ def main():
     print()
     for metric, errs in errors.items():
         print(f"median absolute error, {metric:<22}: {statistics.median(errs):6.1%} over {len(errs)} rows")
-    print(f"kernel tier: {args.tier} (H100 and H200 rows: {h100_tier})")
+    print(f"kernel tier: {'(A100 rows skipped)' if args.only_hopper else args.tier} (H100 and H200 rows: {h100_tier})")
 
 
 if __name__ == "__main__":

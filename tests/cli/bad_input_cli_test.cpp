@@ -223,6 +223,15 @@ std::vector<BadInput> catalogue() {
       {"MissingSweep", {}, "validate --gpu a40 --tier roofline --sweep nowhere.csv", {"nowhere.csv", "cannot read file"}},
       {"MissingCalibration", {{"ok.csv", kGoodSweep}}, "validate --gpu a40 --tier target --calibration nowhere.yaml --sweep ok.csv",
        {"nowhere.yaml", "cannot read calibration file"}},
+      // The transfer protocol's options: folds and left-out GPUs are checked before any fitting.
+      {"BadFold", {{"ok.csv", kGoodSweep}}, "validate --gpu a40 --tier roofline --sweep ok.csv --fold 3/3",
+       {"--fold 3/3", "0 <= FOLD < FOLDS"}},
+      {"FoldNotANumber", {{"ok.csv", kGoodSweep}}, "calibrate --gpu a40 --sweep ok.csv --holdout-fold one/3 -o c.yaml",
+       {"--holdout-fold one/3", "expected FOLD/FOLDS"}},
+      {"UnknownLeftOutGpu", {}, "calibrate --cross-gen --leave-out h100_sxm,h900 -o c.yaml",
+       {"unknown GPU 'h900'", "kernelsight list"}},
+      {"UnknownKernelEngine", {{"s.yaml", with("    spec: h100_sxm\n", "    spec: h100_sxm\n    kernel_engine: tgi\n")}},
+       run, {"s.yaml:", "hardware.gpu.kernel_engine", "tgi"}},
       // A regular file where a folder should be: unwritable even for root.
       {"UnwritableOutputFolder", {{"s.yaml", kScenario}, {"blocker", "x"}}, "run s.yaml -q --out blocker/out",
        {"cannot create output directory 'blocker/out'", "--out"}},

@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+#include <utility>
+#include <vector>
+
 #include "base/config/error.hpp"
 
 using namespace ks;
@@ -69,4 +73,21 @@ TEST(EngineProfile, VllmV0PicksTheV0SchedulerWithoutPrefixCachingAndKeepsTheScen
   EXPECT_NE(y.find("enable_prefix_caching: false"), std::string::npos) << y;
   EXPECT_NE(y.find("kind: fitted"), std::string::npos) << y;
   EXPECT_NE(y.find("cuda_graph_max_batch_size: 256"), std::string::npos) << y;
+}
+
+// The profile names the engine whose measured kernels price a catalog GPU; a scenario's own
+// choice and a plug-in GPU (which has no such key) are left alone.
+TEST(EngineProfile, PicksTheEnginesKernelCalibrationForCatalogGpus) {
+  for (const auto& [profile, engine] : std::vector<std::pair<std::string, std::string>>{
+           {"vllm", "vllm"}, {"vllm_v0", "vllm"}, {"sglang", "sglang"}, {"trtllm", "trtllm"}}) {
+    config::Document doc = config::Document::parse("profile: " + profile + "\n", "p.yaml");
+    serving::apply_engine_profile(doc);
+    EXPECT_NE(doc.resolved_yaml().find("kernel_engine: " + engine), std::string::npos) << profile;
+  }
+  config::Document own = config::Document::parse("profile: trtllm\nhardware: {gpu: {kernel_engine: vllm}}\n", "p.yaml");
+  serving::apply_engine_profile(own);
+  EXPECT_NE(own.resolved_yaml().find("kernel_engine: vllm"), std::string::npos) << own.resolved_yaml();
+  config::Document plugin = config::Document::parse("profile: trtllm\nhardware: {gpu: {kind: hbm_gpu}}\n", "p.yaml");
+  serving::apply_engine_profile(plugin);
+  EXPECT_EQ(plugin.resolved_yaml().find("kernel_engine"), std::string::npos) << plugin.resolved_yaml();
 }

@@ -1,0 +1,116 @@
+// The pieces of the transfer protocol: shape-family folds, leaving a whole generation (and other
+// engines' rows) out of the cross-gen fit, the calibration file a GPU and engine select, and the
+// launch latency's grid-size term (AMALI: KLL = s x grid size + k).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <set>
+
+#include "kernels/calibration_store.hpp"
+#include "kernels/efficiency_model.hpp"
+#include "kernels/gpu_catalog.hpp"
+#include "kernels/kernel_builders.hpp"
+#include "kernels/kernel_shape.hpp"
+#include "kernels/sweep.hpp"
+#include "kernels/tiers.hpp"
+
+using namespace ks::kernels;
+
+namespace {
+
+Measurement gemm_row(const std::string& gpu, const std::string& source, std::int64_t m, std::int64_t n,
+                     std::int64_t k, double us) {
+  Measurement x;
+  x.gpu = gpu;
+  x.source = source;
+  x.shape.op = "gemm";
+  x.shape.dtype = DType::BF16;
+  x.shape.m = m;
+  x.shape.n = n;
+  x.shape.k = k;
+  x.kernel = build_kernel(x.shape);
+  x.seconds = us * 1e-6;
+  return x;
+}
+
+}  // namespace
+
+// Every M of one N x K lands in the same fold, the same on every GPU; the folds split families.
+TEST(FamilyFold, KeepsWholeFamiliesTogether) {
+  std::set<std::size_t> folds_seen;
+  for (std::int64_t n : {512, 1024, 3072, 4096, 5120, 6144, 8192, 12288, 14336, 28672}) {
+    const auto first = family_fold(gemm_row("h100_sxm", "s", 1, n, 4096, 1).shape, 3);
+    for (std::int64_t m : {2, 64, 4096}) {
+      EXPECT_EQ(family_fold(gemm_row("h100_sxm", "s", m, n, 4096, 1).shape, 3), first);
+      EXPECT_EQ(family_fold(gemm_row("b200", "s", m, n, 4096, 1).shape, 3), first);
+    }
+    EXPECT_LT(first, 3u);
+    folds_seen.insert(first);
+  }
+  EXPECT_GT(folds_seen.size(), 1u);  // ten families do not all hash to one fold
+}
+
+// Leaving a generation out drops every one of its GPUs; an engine's fit keeps only its rows for
+// the classes it measured (and every row elsewhere).
+TEST(CrossGenOptions, LeavesGenerationsAndOtherEnginesOut) {
+  std::vector<Measurement> rows;
+  for (const char* gpu : {"a100_sxm_80gb", "h100_sxm", "h200", "b200"})
+    for (const char* source : {"aic-trtllm-bf16", "aic-vllm-bf16"})
+      for (std::int64_t m = 1; m <= 4096; m *= 4) rows.push_back(gemm_row(gpu, source, m, 4096, 4096, 10.0 + m * 0.01));
+  CrossGenOptions hopper_out;
+  hopper_out.leave_out = {"h100_sxm", "h200"};
+  EXPECT_EQ(fit_cross_gen(rows, hopper_out).trained_on, (std::vector<std::string>{"a100_sxm_80gb", "b200"}));
+  EXPECT_EQ(row_framework(rows.front()), "trtllm");
+  Measurement vidur = rows.front();
+  vidur.source = "vidur-fp16";
+  EXPECT_EQ(row_framework(vidur), "");
+  vidur.framework = "sglang";  // the column wins over the source name
+  EXPECT_EQ(row_framework(vidur), "sglang");
+}
+
+// A GPU picks its generation's cross-gen file and its engine's target file when shipped, the
+// engine-neutral one otherwise.
+TEST(CalibrationStore, SelectsByGenerationAndEngine) {
+  EXPECT_EQ(find_builtin_gpu("h200")->generation, "hopper");
+  EXPECT_EQ(find_builtin_gpu("a40")->generation, "ampere");
+  auto file = [](const std::string& path) { return path.substr(path.rfind('/') + 1); };
+  EXPECT_EQ(file(tier_model_path(Tier::CrossGen, "h200", "", "vllm")), "cross_gen_without_hopper.vllm.yaml");
+  EXPECT_EQ(file(tier_model_path(Tier::CrossGen, "h100_sxm", "")), "cross_gen_without_hopper.yaml");
+  EXPECT_EQ(file(tier_model_path(Tier::CrossGen, "mi355x", "", "vllm")), "cross_gen_without_cdna4.yaml");
+  EXPECT_EQ(file(tier_model_path(Tier::CrossGen, "mi300x", "", "trtllm")), "cross_gen.trtllm.yaml");
+  EXPECT_EQ(file(tier_model_path(Tier::Target, "h100_sxm", "", "trtllm")), "target_h100_sxm.trtllm.yaml");
+  EXPECT_EQ(file(tier_model_path(Tier::Target, "a100_sxm_80gb", "", "trtllm")), "target_a100_sxm_80gb.yaml");
+  EXPECT_EQ(tier_model_path(Tier::Target, "h100_sxm", "mine.yaml", "vllm"), "mine.yaml");
+  for (const char* engine : {"trtllm", "vllm", "sglang"})
+    for (const char* gpu : {"h100_sxm", "h200", "b200", "l40s"})
+      EXPECT_NO_THROW(tier_model(Tier::Target, gpu, "", engine)) << gpu << " " << engine;
+}
+
+// t0 x (1 + s x waves): 128x128 output tiles over the SMs, read from the file's launch_per_wave.
+TEST(LaunchLatency, GrowsWithTheGridAsAmaliSays) {
+  const std::string yaml =
+      "kernel_efficiency_model: 1\nclasses:\n  gemm: {fitted: true, t0_us: 4, softmax_p: 4, bytes_per_sm_cycle: 64, "
+      "launch_per_wave: 0.5, w_compute: [1], w_memory: [1]}\n";
+  const EfficiencyModel with = EfficiencyModel::from_yaml(yaml, "t.yaml");
+  std::string without_text = yaml;
+  without_text.replace(without_text.find("launch_per_wave: 0.5, "), 22, "");
+  const EfficiencyModel without = EfficiencyModel::from_yaml(without_text, "t.yaml");
+  const GpuSpec& h100 = *find_builtin_gpu("h100_sxm");  // 132 SMs
+  // 8448 x 8192 output: 66 x 64 tiles of 128x128 = 4224 tiles = 32 waves over 132 SMs.
+  const Kernel big = make_gemm("g", 8448, 8192, 4096, DType::BF16, 2, 2);
+  EXPECT_NEAR(with.cost(big, h100).launch_seconds, 4e-6 * (1 + 0.5 * 32), 1e-12);
+  EXPECT_NEAR(without.cost(big, h100).launch_seconds, 4e-6, 1e-15);
+  // The body is the same; only the floor moved.
+  EXPECT_NEAR(with.cost(big, h100).seconds - without.cost(big, h100).seconds, 4e-6 * 0.5 * 32, 1e-11);
+  // Round trip keeps the term; a negative one is an error naming the key.
+  EXPECT_NEAR(EfficiencyModel::from_yaml(with.to_yaml(), "again.yaml").cost(big, h100).launch_seconds,
+              4e-6 * 17, 1e-12);
+  std::string bad = yaml;
+  bad.replace(bad.find("0.5"), 3, "-1");
+  try {
+    EfficiencyModel::from_yaml(bad, "bad.yaml");
+    FAIL() << "accepted a negative launch_per_wave";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("launch_per_wave"), std::string::npos) << e.what();
+  }
+}
