@@ -25,10 +25,10 @@ struct Sample {
 };
 
 // Parameter vector layout: wc[0..nc) | wm[0..nm) | log_t0 | log_p_minus_1 | log_theta |
-// log_launch_per_wave.
+// log_launch_per_wave | log_chain_cycles | floor_narrow.
 struct Layout {
   std::size_t nc, nm;
-  std::size_t size() const { return nc + nm + 4; }
+  std::size_t size() const { return nc + nm + 6; }
   Eigen::VectorXd pack(const ClassParams& p) const {
     Eigen::VectorXd v(static_cast<Eigen::Index>(size()));
     for (std::size_t i = 0; i < nc; ++i) v[static_cast<Eigen::Index>(i)] = p.wc[i];
@@ -37,6 +37,8 @@ struct Layout {
     v[static_cast<Eigen::Index>(nc + nm + 1)] = p.log_p_minus_1;
     v[static_cast<Eigen::Index>(nc + nm + 2)] = p.log_theta;
     v[static_cast<Eigen::Index>(nc + nm + 3)] = p.log_launch_per_wave;
+    v[static_cast<Eigen::Index>(nc + nm + 4)] = p.log_chain_cycles;
+    v[static_cast<Eigen::Index>(nc + nm + 5)] = p.floor_narrow;
     return v;
   }
   ClassParams unpack(const Eigen::VectorXd& v) const {
@@ -51,6 +53,8 @@ struct Layout {
     p.log_theta = std::clamp(v[static_cast<Eigen::Index>(nc + nm + 2)], std::log(0.01), std::log(1e4));
     p.log_launch_per_wave =
         std::clamp(v[static_cast<Eigen::Index>(nc + nm + 3)], ClassParams::kNoLaunchPerWave, std::log(10.0));
+    p.log_chain_cycles = std::clamp(v[static_cast<Eigen::Index>(nc + nm + 4)], ClassParams::kNoChain, std::log(1e5));
+    p.floor_narrow = std::clamp(v[static_cast<Eigen::Index>(nc + nm + 5)], -3.0, 3.0);
     return p;
   }
 };
@@ -157,6 +161,9 @@ Eigen::VectorXd fit_parametric(const std::vector<Sample>& samples, const Layout&
     Eigen::VectorXd start = prior;
     const Eigen::Index i_lpw = static_cast<Eigen::Index>(layout.nc + layout.nm + 3);
     if (start[i_lpw] <= ClassParams::kNoLaunchPerWave + 1) start[i_lpw] = std::log(0.05);
+    // Likewise the dependent-iteration chain: about a hundred cycles per iteration to start.
+    const Eigen::Index i_chain = static_cast<Eigen::Index>(layout.nc + layout.nm + 4);
+    if (start[i_chain] <= ClassParams::kNoChain + 1) start[i_chain] = std::log(100.0);
     x = minimize(samples, layout, start, ridge, {2.0, 8.0, std::exp(params.log_theta)});
   }
   return x;

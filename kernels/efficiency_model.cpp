@@ -159,8 +159,12 @@ KernelFeatures kernel_features(const Kernel& k, const GpuSpec& gpu, double other
       // saturating function of the waves of 128x128 tiles, not log M.
       const double waves = std::ceil(m / 128.0) * std::ceil(n / 128.0) * static_cast<double>(k.batch) /
                            static_cast<double>(gpu.num_sms);
-      set(f.xc, f.nc, {1.0, 1.0 / (1.0 + waves), l2(n), l2(kk), other_source, narrow_dtype(k, gpu)});
+      f.narrow = narrow_dtype(k, gpu);
+      set(f.xc, f.nc, {1.0, 1.0 / (1.0 + waves), l2(n), l2(kk), other_source, f.narrow});
       f.grid_waves = waves;
+      // The K loop in steps of 64. (Dividing it by the split-K that would fill the SMs made the
+      // measured small-M times flat in K; they grow with K: 2.7 us at K = 64, 5.7 us at K = 8192.)
+      f.t_chain = std::ceil(kk / 64.0) / gpu.clock_hz;
       set(f.xm, f.nm, {1.0, lm, l2(n * kk) / 2.0, other_source});
       break;
     }
@@ -169,10 +173,11 @@ KernelFeatures kernel_features(const Kernel& k, const GpuSpec& gpu, double other
       // The tensor cores fill once the CTAs cover the SMs (a saturating function of the waves),
       // and a longer key loop amortises each CTA's prologue and epilogue.
       const AttentionWork w = attention_work(k, gpu);
-      set(f.xc, f.nc,
-          {1.0, 1.0 / (1.0 + w.waves), l2(w.queries_per_seq), l2(w.keys_per_seq), other_source, narrow_dtype(k, gpu)});
+      f.narrow = narrow_dtype(k, gpu);
+      set(f.xc, f.nc, {1.0, 1.0 / (1.0 + w.waves), l2(w.queries_per_seq), l2(w.keys_per_seq), other_source, f.narrow});
       set(f.xm, f.nm, {1.0, other_source});
       f.grid_waves = w.waves;
+      f.t_chain = std::ceil(w.keys_per_seq / 64.0) / gpu.clock_hz;
       break;
     }
     case KernelClass::AttentionDecode: {
@@ -182,6 +187,7 @@ KernelFeatures kernel_features(const Kernel& k, const GpuSpec& gpu, double other
       set(f.xc, f.nc, {1.0});
       set(f.xm, f.nm, {1.0, 1.0 / (1.0 + w.waves), l2(w.keys_per_seq), l2(m), other_source});
       f.grid_waves = w.waves;
+      f.t_chain = std::ceil(w.keys_per_seq / 64.0) / gpu.clock_hz;
       break;
     }
     default: {
@@ -216,23 +222,26 @@ ParametricTerms EfficiencyModel::parametric_terms(const KernelFeatures& f, const
   t.sm = f.t_issue / p.exp_theta(p.log_theta, exp);
   t.power = 1.0 + p.exp_p_minus_1(p.log_p_minus_1, exp);
   t.floor = p.exp_t0(p.log_t0, exp) * (1.0 + p.exp_launch_per_wave(p.log_launch_per_wave, exp) * f.grid_waves);
+  if (f.narrow != 0) t.floor *= p.exp_narrow(p.floor_narrow * f.narrow, exp);
+  t.latency = f.t_chain * p.exp_chain(p.log_chain_cycles, exp);
   return t;
 }
 
 double ParametricTerms::body() const {
-  const double hi = std::max({compute, memory, sm});
+  const double hi = std::max({compute, memory, sm, latency});
   // pow(1, p) = 1 and pow(0, p) = 0 exactly: the largest term (and an absent one) costs no call.
   auto relative = [&](double t) {
     const double r = t / hi;
     return r == 1.0 || r == 0.0 ? r : std::pow(r, power);
   };
   if (!(hi > 0)) return 0;
-  return hi * std::pow(relative(compute) + relative(memory) + relative(sm), 1.0 / power);
+  return hi * std::pow(relative(compute) + relative(memory) + relative(sm) + relative(latency), 1.0 / power);
 }
 
 Bound ParametricTerms::binding() const {
-  if (compute >= memory && compute >= sm) return Bound::Compute;
-  return memory >= sm ? Bound::Memory : Bound::Sm;
+  if (compute >= memory && compute >= sm && compute >= latency) return Bound::Compute;
+  if (memory >= sm && memory >= latency) return Bound::Memory;
+  return sm >= latency ? Bound::Sm : Bound::Latency;
 }
 
 double EfficiencyModel::parametric_seconds(const KernelFeatures& f, const ClassParams& p) {
@@ -293,6 +302,9 @@ std::string EfficiencyModel::to_yaml() const {
     out << YAML::Key << "bytes_per_sm_cycle" << YAML::Value << std::exp(p.log_theta);
     if (p.log_launch_per_wave > ClassParams::kNoLaunchPerWave)
       out << YAML::Key << "launch_per_wave" << YAML::Value << std::exp(p.log_launch_per_wave);
+    if (p.floor_narrow != 0) out << YAML::Key << "floor_narrow" << YAML::Value << p.floor_narrow;
+    if (p.log_chain_cycles > ClassParams::kNoChain)
+      out << YAML::Key << "cycles_per_iteration" << YAML::Value << std::exp(p.log_chain_cycles);
     out << YAML::Key << "w_compute" << YAML::Value << YAML::Flow << p.wc;
     out << YAML::Key << "w_memory" << YAML::Value << YAML::Flow << p.wm;
     if (!p.residual.empty()) {
@@ -359,6 +371,17 @@ EfficiencyModel EfficiencyModel::from_yaml(const std::string& text, const std::s
       const double theta = n["bytes_per_sm_cycle"].as<double>();
       if (!(theta > 0)) throw std::runtime_error(std::string(kClassNames[c]) + ": bytes_per_sm_cycle must be > 0");
       p.log_theta = std::log(theta);
+      if (const YAML::Node narrow = n["floor_narrow"]) {
+        p.floor_narrow = narrow.as<double>();
+        finite_or_throw(p.floor_narrow, kClassNames[c], "floor_narrow");
+      }
+      if (const YAML::Node chain = n["cycles_per_iteration"]) {  // files from before it have none
+        const double v = chain.as<double>();
+        if (!(v >= 0) || !std::isfinite(v))
+          throw std::runtime_error(std::string("classes.") + kClassNames[c] +
+                                   ".cycles_per_iteration: expected a finite number >= 0");
+        p.log_chain_cycles = v > 0 ? std::max(std::log(v), ClassParams::kNoChain) : ClassParams::kNoChain;
+      }
       // Files from before the grid-size term have none.
       if (const YAML::Node lpw = n["launch_per_wave"]) {
         const double v = lpw.as<double>();

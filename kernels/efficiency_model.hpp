@@ -1,7 +1,7 @@
 #pragma once
 // The learned-efficiency kernel model:
 //
-//   t = t0 + ((t_c / eta_c)^p + (t_m / eta_m)^p + (t_s / theta)^p)^(1/p)
+//   t = t0 (1 + s waves) + ((t_c / eta_c)^p + (t_m / eta_m)^p + (t_s / theta)^p + (t_l L)^p)^(1/p)
 //
 // with t_c = FLOPs / peak(dtype) and t_m = bytes / HBM bandwidth of the GPU the kernel runs on
 // (the roofline terms), t_s = bytes / (SMs x clock) the time the SMs need to move the bytes at one
@@ -65,6 +65,12 @@ struct KernelFeatures {
   // Waves of the kernel's CTAs over the SMs (GEMM: 128x128 output tiles; attention: (sequence,
   // head, 128 queries); elementwise: 64 KiB of traffic each): the grid-size term of the launch.
   double grid_waves = 0;
+  // The longest chain of dependent iterations one CTA runs, over the clock: the time at one cycle
+  // per iteration, s. GEMM: K in steps of 64 (over the split-K that fills the SMs); attention: the
+  // keys of a sequence in steps of 64 (decode: over the split that fills the SMs); else 0.
+  double t_chain = 0;
+  // log2 of the dtype's peak over the 16-bit peak (1 for fp8 on Hopper; 0 for 16-bit kernels).
+  double narrow = 0;
   // Features of the learned residual: log2 of M (x batch), N, K, arithmetic intensity over the
   // ridge point, bytes over L2, roofline time in us; for GEMMs then the waves of output tiles
   // (64x64 .. 256x128) over the SMs and how full the last wave is, the fit of M, N and K to tiles
@@ -116,6 +122,14 @@ struct ClassParams {
   // of CTAs over the SMs (KernelFeatures::grid_waves). exp(-30): none (files from before it).
   double log_launch_per_wave = kNoLaunchPerWave;
   static constexpr double kNoLaunchPerWave = -30.0;
+  // Cycles per iteration of the kernel's chain of dependent iterations (KernelFeatures::t_chain):
+  // a memory round trip that pipelining does not hide. exp(-30): none (files from before it).
+  double log_chain_cycles = kNoChain;
+  static constexpr double kNoChain = -30.0;
+  // The floor of a narrow-dtype kernel (fp8 on a GPU with a 16-bit rate half as fast) is
+  // exp(floor_narrow x KernelFeatures::narrow) times the 16-bit one: engines' fp8 GEMMs quantise
+  // their input and apply scales around the matrix product (more launches, a longer epilogue).
+  double floor_narrow = 0;
   bool fitted = false;
   BoostedTrees residual;  // log(measured / parametric); empty = none
   BoostSelection residual_selection;  // how the residual's settings were chosen (folds 0: not by CV)
@@ -124,7 +138,7 @@ struct ClassParams {
   // features are constant (attention's memory side in prefill, compute side in decode). Five of
   // the six exp() calls of a kernel no memo knows. Keyed by value, so fitting may change the
   // parameters freely.
-  LastValue exp_t0, exp_p_minus_1, exp_theta, exp_launch_per_wave, sigmoid_c, sigmoid_m;
+  LastValue exp_t0, exp_p_minus_1, exp_theta, exp_launch_per_wave, exp_chain, exp_narrow, sigmoid_c, sigmoid_m;
   ResidualFade residual_fade;         // how the residual extrapolates beyond the fitted work
   // The sweep's own measurements of its shape families (measured_families.hpp); empty: none kept.
   MeasuredFamilies measured;
@@ -135,6 +149,7 @@ struct ClassParams {
 // decides whether the floor, a launch bound, exceeds the body).
 struct ParametricTerms {
   double compute = 0, memory = 0, sm = 0;  // t_c / eta_c, t_m / eta_m, t_s / theta (s)
+  double latency = 0;                      // t_chain x cycles per iteration (s)
   double floor = 0;                        // t0 (s)
   double power = 4;
   double body() const;

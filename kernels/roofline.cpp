@@ -51,6 +51,8 @@ std::string_view bound_name(Bound bound) {
       return "communication";
     case Bound::Sm:
       return "sm";
+    case Bound::Latency:
+      return "latency";
   }
   return "unknown";
 }

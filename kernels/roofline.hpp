@@ -13,8 +13,10 @@ namespace ks::kernels {
 // Communication: collectives, priced by the interconnect model (links), never by this file.
 // Sm: the SMs' side of moving the bytes (load/store issue, latency not hidden by enough work in
 // flight), which scales with SM count x clock, not with HBM bandwidth (learned tiers only).
-enum class Bound { Compute, Memory, Launch, Communication, Sm };
-constexpr std::size_t kNumBounds = 5;
+// Latency: the chain of dependent iterations one CTA runs (a GEMM's K loop, attention's loop over
+// keys), each a memory round trip of a number of cycles: it scales with the clock only.
+enum class Bound { Compute, Memory, Launch, Communication, Sm, Latency };
+constexpr std::size_t kNumBounds = 6;
 
 struct KernelCost {
   double seconds;          // max(compute, memory) + launch

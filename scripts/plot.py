@@ -205,7 +205,7 @@ def breakdown(args):
 # ---------------------------------------------------------------- roofline
 
 STEP_COLUMNS = ["kernel", "op", "dtype", "count", "intensity", "achieved_tflops", "bound", "peak_tflops", "hbm_gbps"]
-BOUND_MARKERS = {"compute": "s", "memory": "o", "sm": "D", "launch": "^"}
+BOUND_MARKERS = {"compute": "s", "memory": "o", "sm": "D", "latency": "v", "launch": "^"}
 
 
 def roofline(args):
