@@ -123,7 +123,7 @@ int cmd_collective(const std::vector<std::string>& args) {
                 std::string(interconnect::plan_name(plan)).c_str(), plan.fixed_latency * 1e6,
                 plan.effect.extra_latency * 1e6, plan.effect.bandwidth_factor);
     const double copy = interconnect::local_copy_time(*kind, chosen, gpus, *bytes, topo->protocol_costs());
-    if (copy > 0) std::printf("local copy:      %.2f us   (each rank's own chunk, once)\n", copy * 1e6);
+    if (copy > 0 && !plan.custom) std::printf("local copy:      %.2f us   (each rank's own chunk, once)\n", copy * 1e6);
     std::printf("predicted time:  %.2f us   (link transfers on the topology)\n", t * 1e6);
     std::printf("alpha-beta:      %.2f us   (uniform fabric, the ring's slowest route)\n", ab * 1e6);
     std::printf("algorithm bw:    %.2f GB/s\n", *bytes / t / 1e9);

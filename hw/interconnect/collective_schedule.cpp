@@ -167,8 +167,29 @@ std::optional<CollectivePlan> make_plan(CollectiveKind kind, CollectiveAlgorithm
   return plan;
 }
 
+std::vector<CollectiveStep> custom_allreduce_schedule(const std::vector<int>& group, double bytes, bool one_shot) {
+  const int n = static_cast<int>(group.size());
+  if (n < 2) throw std::invalid_argument("a collective needs at least 2 ranks");
+  std::vector<CollectiveStep> steps(one_shot ? 1 : 2);
+  for (CollectiveStep& step : steps)
+    for (int s = 1; s < n; ++s)
+      for (int i = 0; i < n; ++i)
+        step.push_back({group[static_cast<std::size_t>(i)], group[static_cast<std::size_t>((i + s) % n)],
+                        one_shot ? bytes : bytes / n});
+  return steps;
+}
+
+bool custom_allreduce_one_shot(int ranks, double bytes) {
+  return ranks == 2 || (ranks <= 4 && bytes < 512 * 1024) || (ranks <= 8 && bytes < 256 * 1024);
+}
+
 double plan_time(const CollectivePlan& plan, CollectiveKind kind, int ranks, double bytes, double alpha, double beta,
                  double overhead, const ProtocolCosts& costs) {
+  if (plan.custom) {
+    const int steps = plan.one_shot ? 1 : 2;
+    const double chunk = plan.one_shot ? (ranks - 1) * bytes : (ranks - 1) * bytes / ranks;
+    return plan.fixed_latency + steps * (alpha + chunk / beta);
+  }
   const auto [steps, chunk] = steps_and_chunk(kind, plan.schedule, ranks, bytes);
   return overhead + local_copy_time(kind, plan.schedule, ranks, bytes, costs) + plan.fixed_latency +
          steps * (alpha + plan.effect.extra_latency + chunk / (beta * plan.effect.bandwidth_factor));
@@ -177,6 +198,15 @@ double plan_time(const CollectivePlan& plan, CollectiveKind kind, int ranks, dou
 CollectivePlan choose_plan(CollectiveKind kind, CollectiveAlgorithm algorithm, int ranks, double bytes, double alpha,
                            double beta, HopKind hop, const ProtocolCosts& costs) {
   const CollectiveAlgorithm schedule = resolve_algorithm(kind, algorithm, ranks, bytes);
+  if (kind == CollectiveKind::AllReduce && algorithm == CollectiveAlgorithm::Auto &&
+      bytes < costs.custom_allreduce_max_bytes && ranks % 2 == 0 && ranks <= 8 &&
+      (hop == HopKind::NVLink || (hop == HopKind::PCIe && ranks == 2))) {
+    CollectivePlan plan;
+    plan.custom = true;
+    plan.one_shot = custom_allreduce_one_shot(ranks, bytes);
+    plan.fixed_latency = costs.custom_allreduce_latency;
+    return plan;
+  }
   std::optional<CollectivePlan> best;
   double best_time = 0;
   auto consider = [&](bool nvls, CollectiveProtocol protocol) {
@@ -228,6 +258,7 @@ std::string_view protocol_name(CollectiveProtocol protocol) {
 }
 
 std::string_view plan_name(const CollectivePlan& plan) {
+  if (plan.custom) return plan.one_shot ? "custom/one-shot" : "custom/two-shot";
   static const char* names[3][3] = {{"ring/LL", "ring/LL128", "ring/Simple"},
                                     {"tree/LL", "tree/LL128", "tree/Simple"},
                                     {"nvls/LL", "nvls/LL128", "nvls/Simple"}};

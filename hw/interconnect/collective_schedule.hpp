@@ -76,6 +76,12 @@ struct ProtocolCosts {
   // operations", nvlsEfficiency Hopper 0.85, Blackwell 0.74). 0: the fabric has no NVLS.
   double nvls_efficiency = 0.0;
   double local_copy_bandwidth = 0.0;  // B/s at which a rank's own chunk is copied (0: free)
+  // The serving engine's own all-reduce (vLLM's / SGLang's custom all-reduce: every rank reads its
+  // peers' buffers over NVLink peer-to-peer, one kernel, no NCCL): all-reduces smaller than this
+  // run it instead of NCCL (0: never; vLLM's default max_size is 8 MiB). Only where the engine
+  // runs it: every pair of ranks on NVLink, or two GPUs on PCIe.
+  double custom_allreduce_max_bytes = 0.0;
+  double custom_allreduce_latency = 0.0;  // s, its fixed cost (launch, the two barriers)
 };
 
 // What a plan does to each transfer of its schedule: latency added, factor on the link bandwidth.
@@ -90,10 +96,23 @@ struct ProtocolEffect {
 struct CollectivePlan {
   CollectiveAlgorithm schedule = CollectiveAlgorithm::Ring;  // the transfers: ring or tree
   bool nvls = false;
+  // The engine's custom all-reduce (custom_allreduce_schedule): one-shot (every rank reads every
+  // peer's whole buffer) or two-shot (reduce-scatter then all-gather through peer reads).
+  bool custom = false;
+  bool one_shot = false;
   CollectiveProtocol protocol = CollectiveProtocol::Simple;
   double fixed_latency = 0;  // s, once per collective (NCCL's base latency; NVLS: all of it)
   ProtocolEffect effect{0.0, 1.0};
 };
+
+// The custom all-reduce's transfers: one-shot, one step in which every rank sends its whole buffer
+// to every peer; two-shot, two steps of bytes/n to every peer. Within a step the transfers are
+// listed by peer offset (all ranks to rank+1 first, then rank+2, ...), so on a switch each link
+// carries its n-1 transfers back to back.
+std::vector<CollectiveStep> custom_allreduce_schedule(const std::vector<int>& group, double bytes, bool one_shot);
+// vLLM's choice (csrc/custom_all_reduce.cuh, CustomAllreduce::allreduce): one-shot on 2 GPUs, on
+// up to 4 below 512 KiB and on up to 8 below 256 KiB; two-shot otherwise.
+bool custom_allreduce_one_shot(int ranks, double bytes);
 
 // Bytes of a rank's own chunk the kernel copies locally (0 for send/recv) and the time that takes.
 double local_copy_bytes(CollectiveKind kind, CollectiveAlgorithm algorithm, int ranks, double bytes);
@@ -110,11 +129,15 @@ std::optional<CollectivePlan> make_plan(CollectiveKind kind, CollectiveAlgorithm
                                         HopKind hop, const ProtocolCosts& costs);
 // α–β time of a plan: overhead + local copy + fixed latency
 //   + steps * (alpha + extra latency + chunk / (beta * bandwidth factor)).
+// Custom all-reduce: custom latency + steps * (alpha + chunk / beta), one-shot 1 step of
+// (n-1) bytes, two-shot 2 steps of (n-1)/n bytes (no NCCL overhead, no local copy).
 double plan_time(const CollectivePlan& plan, CollectiveKind kind, int ranks, double bytes, double alpha, double beta,
                  double overhead, const ProtocolCosts& costs);
 // NCCL's choice: the fastest plan (ties: Simple over LL128 over LL, ring over NVLS). `algorithm`
 // Auto considers ring x {LL, LL128, Simple} and, for all-reduce on an NVLS fabric, NVLS; Ring or
-// Tree restrict the choice to that algorithm's protocols. Send/recv and all-to-all run NCCL's
+// Tree restrict the choice to that algorithm's protocols. Before NCCL, the engine: an Auto
+// all-reduce below custom_allreduce_max_bytes on 2, 4, 6 or 8 ranks runs the custom all-reduce
+// (the engine does not compare it with NCCL). Send/recv and all-to-all run NCCL's
 // point-to-point path: their protocol is chosen alike over the same schedule.
 CollectivePlan choose_plan(CollectiveKind kind, CollectiveAlgorithm algorithm, int ranks, double bytes, double alpha,
                            double beta, HopKind hop, const ProtocolCosts& costs);

@@ -74,14 +74,18 @@ TransferTiming FabricModel::transfer(int src, int dst, double bytes, double read
 
 TransferTiming FabricModel::collective(CollectiveKind kind, CollectiveAlgorithm algorithm,
                                        const std::vector<int>& group, double bytes, double issue) {
-  const auto steps = collective_schedule(kind, algorithm, group, bytes);
+  auto steps = collective_schedule(kind, algorithm, group, bytes);
   const CollectivePlan plan = plan_for(*topology_, kind, algorithm, static_cast<int>(group.size()), bytes, steps);
   const ProtocolEffect effect = plan.effect;
   // Every rank copies its own chunk before its first send (the kernel's local pass); NCCL's fixed
-  // latency of the plan comes once, before the first step.
-  const double begin = issue + topology_->collective_overhead() + plan.fixed_latency +
-                       local_copy_time(kind, algorithm, static_cast<int>(group.size()), bytes,
-                                       topology_->protocol_costs());
+  // latency of the plan comes once, before the first step. The engine's custom all-reduce has its
+  // own transfers and latency, no NCCL overhead or local pass.
+  if (plan.custom) steps = custom_allreduce_schedule(group, bytes, plan.one_shot);
+  const double begin =
+      issue + plan.fixed_latency +
+      (plan.custom ? 0.0
+                   : topology_->collective_overhead() + local_copy_time(kind, algorithm, static_cast<int>(group.size()),
+                                                                        bytes, topology_->protocol_costs()));
   // ready[g]: when rank g holds everything it received so far (may send its next chunk).
   std::map<int, double> ready;
   for (int g : group) ready[g] = begin;

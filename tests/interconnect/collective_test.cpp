@@ -130,8 +130,10 @@ TEST(CollectiveTiming, LlIsCappedAtNcclsPerGenerationBandwidthAndLl128StaysOffPc
 TEST(CollectiveTiming, LinkTransfersAgreeWithTheAlphaBetaFormOnAnIdleFabric) {
   // The presets as shipped: fitted NCCL costs, so sizes run LL, LL128, Simple and (H100, H200,
   // B200 all-reduce) NVLS.
-  for (const std::string preset : {"dgx_a100", "dgx_h100", "hgx_h200", "hgx_b200"}) {
-    auto t = make_preset(preset);
+  // With an engine's custom all-reduce on (below 8 MiB), its plans agree too.
+  for (const std::string preset : {"dgx_a100", "dgx_h100", "hgx_h200", "hgx_b200"})
+    for (bool custom : {false, true}) {
+    auto t = custom ? topology_from_yaml("kind: " + preset + "\ncustom_allreduce_max_bytes: 8MiB\n") : make_preset(preset);
     const double alpha = t->path_latency(0, 1), beta = t->path_bandwidth(0, 1);
     std::set<std::string> seen;
     for (CollectiveKind kind : {CollectiveKind::AllReduce, CollectiveKind::AllGather, CollectiveKind::ReduceScatter,
@@ -153,6 +155,7 @@ TEST(CollectiveTiming, LinkTransfersAgreeWithTheAlphaBetaFormOnAnIdleFabric) {
     }
     EXPECT_TRUE(seen.count("ring/LL") && seen.count("ring/LL128") && seen.count("ring/Simple")) << preset;
     EXPECT_EQ(seen.count("nvls/Simple"), preset == "dgx_a100" ? 0u : 1u) << preset;
+    EXPECT_EQ(seen.count("custom/one-shot") + seen.count("custom/two-shot"), custom ? 2u : 0u) << preset;
     const double p2p = idle_collective_time(*t, CollectiveKind::SendRecv, CollectiveAlgorithm::Auto, {0, 5}, 1e6);
     EXPECT_NEAR(p2p,
                 alpha_beta_time(CollectiveKind::SendRecv, CollectiveAlgorithm::Auto, 2, 1e6, alpha, beta,
@@ -212,4 +215,38 @@ TEST(CollectiveTiming, EveryRankCopiesItsOwnChunkOnceAtTheKernelsCopyRate) {
     EXPECT_GT(bus_bw, last_bus_bw) << n;
     last_bus_bw = bus_bw;
   }
+}
+
+TEST(CollectiveTiming, TheEnginesCustomAllReduceReadsPeersOneShotOrTwoShotBelowItsMaximum) {
+  // Custom all-reduce below 8 MiB, 3 us fixed; route latency 1 us, 200 GB/s per direction.
+  auto t = topology_from_yaml(
+      "kind: dgx_h100\nnvlink_bandwidth: 200GB/s\nnvlink_latency: 1us\ncollective_overhead: 20us\n"
+      "nccl_latency_scale: 1\nnvls_efficiency: 0\nlocal_copy_bandwidth: 0GB/s\n"
+      "custom_allreduce_max_bytes: 8MiB\ncustom_allreduce_latency: 3us\n");
+  // 8 GPUs, 64 KiB < 256 KiB: one-shot, every rank reads 7 peers' 64 KiB over its one link:
+  // 3 + 1 + 7 x 65536 B / 200 GB/s = 6.29376 us (no NCCL overhead).
+  auto plan = collective_plan(*t, CollectiveKind::AllReduce, CollectiveAlgorithm::Auto, first_n(8), 65536);
+  EXPECT_EQ(plan_name(plan), "custom/one-shot");
+  EXPECT_NEAR(idle_collective_time(*t, CollectiveKind::AllReduce, CollectiveAlgorithm::Auto, first_n(8), 65536),
+              3e-6 + 1e-6 + 7 * 65536 / 200e9, 1e-12);
+  // 1 MiB: two-shot, reduce-scatter then all-gather of 7 x 1 MiB / 8 each: 3 + 2 x (1 + 4.58752) us.
+  plan = collective_plan(*t, CollectiveKind::AllReduce, CollectiveAlgorithm::Auto, first_n(8), 1048576);
+  EXPECT_EQ(plan_name(plan), "custom/two-shot");
+  EXPECT_NEAR(idle_collective_time(*t, CollectiveKind::AllReduce, CollectiveAlgorithm::Auto, first_n(8), 1048576),
+              3e-6 + 2 * (1e-6 + 7.0 / 8 * 1048576 / 200e9), 1e-12);
+  // 2 GPUs: one-shot at any size below the maximum (vLLM); 4 MiB: 3 + 1 + 4 MiB / 200 GB/s.
+  EXPECT_NEAR(idle_collective_time(*t, CollectiveKind::AllReduce, CollectiveAlgorithm::Auto, first_n(2), 4194304),
+              3e-6 + 1e-6 + 4194304 / 200e9, 1e-12);
+  // 8 MiB and above, an explicit ring, other kinds: NCCL.
+  EXPECT_FALSE(collective_plan(*t, CollectiveKind::AllReduce, CollectiveAlgorithm::Auto, first_n(8), 8388608).custom);
+  EXPECT_FALSE(collective_plan(*t, CollectiveKind::AllReduce, CollectiveAlgorithm::Ring, first_n(8), 65536).custom);
+  EXPECT_FALSE(collective_plan(*t, CollectiveKind::AllGather, CollectiveAlgorithm::Auto, first_n(8), 65536).custom);
+  // PCIe only: vLLM runs it on two GPUs, not on more.
+  auto pcie = topology_from_yaml("kind: pcie_l40s\ncustom_allreduce_max_bytes: 8MiB\n");
+  EXPECT_TRUE(collective_plan(*pcie, CollectiveKind::AllReduce, CollectiveAlgorithm::Auto, first_n(2), 65536).custom);
+  EXPECT_FALSE(collective_plan(*pcie, CollectiveKind::AllReduce, CollectiveAlgorithm::Auto, first_n(4), 65536).custom);
+  // Off by default in the presets (an engine profile turns it on).
+  EXPECT_FALSE(collective_plan(*make_preset("dgx_h100"), CollectiveKind::AllReduce, CollectiveAlgorithm::Auto,
+                               first_n(8), 65536)
+                   .custom);
 }
