@@ -531,6 +531,26 @@ int cmd_validate_collectives(const std::vector<std::string>& args) {
          << pct(median(ob)) << " | " << pct(median(os)) << " | " << pct(median(bb)) << " | " << pct(median(bs))
          << " |\n";
     }
+  // Pooled over the NVLink systems (L40S, the only PCIe one, apart).
+  {
+    std::map<std::string, std::vector<double>> pool;
+    for (const Row& r : rows) {
+      if (r.family != "nccl" || setups().at(r.setup).fabric != LinkType::NVLink) continue;
+      const std::string band = r.bytes >= 1048576 ? "big" : "small";
+      pool["all/" + band].push_back(rel(r.predicted_transfer, r.measured));
+      if (r.collective == "all_reduce") pool["ar/" + band].push_back(rel(r.predicted_transfer, r.measured));
+      if (!std::isnan(r.baseline)) {
+        if (r.collective == "all_reduce") pool["base-ar/" + band].push_back(rel(r.baseline, r.measured));
+        pool["base-all/" + band].push_back(rel(r.baseline, r.measured));
+      }
+    }
+    md << "| NVLink systems pooled | | all_reduce | " << pool["ar/big"].size() + pool["ar/small"].size() << " | "
+       << pct(median(pool["ar/big"])) << " | " << pct(median(pool["ar/small"])) << " | | | "
+       << pct(median(pool["base-ar/big"])) << " | " << pct(median(pool["base-ar/small"])) << " |\n";
+    md << "| NVLink systems pooled | | all four | " << pool["all/big"].size() + pool["all/small"].size() << " | "
+       << pct(median(pool["all/big"])) << " | " << pct(median(pool["all/small"])) << " | | | "
+       << pct(median(pool["base-all/big"])) << " | " << pct(median(pool["base-all/small"])) << " |\n";
+  }
   md << "\nTransferred parameters (all-reduce):\n\n| left out | overhead | NCCL latency scale | link latency | link bw | local copy bw | NVLS efficiency |\n|---|---|---|---|---|---|---|\n";
   for (const auto& sys : kAicSystems) {
     const auto it = transfer_params.find(sys + "/all_reduce");
