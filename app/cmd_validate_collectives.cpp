@@ -384,6 +384,18 @@ int cmd_validate_collectives(const std::vector<std::string>& args) {
     return kExitBadInput;
   }
   if (data.empty()) data = {"data/collectives/collectives.csv", "data/collectives/aiconfigurator.csv"};
+  // The spec figure the transfer starts from is the one `kernelsight list` shows for the preset.
+  for (const auto& name : kAicSystems) {
+    const Setup& setup = setups().at(name);
+    char figure[64];
+    std::snprintf(figure, sizeof figure, "%g GB/s per direction", setup.spec_bw / 1e9);
+    const std::string& doc = interconnect::topology_registry().get(setup.preset, {}, "topology").doc;
+    if (doc.find(figure) == std::string::npos) {
+      std::cerr << "error: setup " << name << ": preset " << setup.preset << " does not describe its link as '"
+                << figure << "' (`kernelsight list`: " << doc << ")\n";
+      return kExitFailure;
+    }
+  }
   std::vector<Row> rows;
   for (const auto& path : data)
     if (!read_rows(path, rows)) return kExitBadInput;
