@@ -563,6 +563,23 @@ int cmd_validate_collectives(const std::vector<std::string>& args) {
        << pct(median(pool["all/big"])) << " | " << pct(median(pool["all/small"])) << " | | | "
        << pct(median(pool["base-all/big"])) << " | " << pct(median(pool["base-all/small"])) << " |\n";
   }
+  md << "\nAll-reduce by GPU count (the same predictions):\n\n| left out | GPUs | transferred ≥ 1 MiB | "
+        "transferred < 1 MiB | own fit ≥ 1 MiB | own fit < 1 MiB | previous model ≥ 1 MiB | previous model < 1 MiB |\n"
+        "|---|---|---|---|---|---|---|---|\n";
+  for (const auto& sys : kAicSystems)
+    for (int n : {2, 4, 8}) {
+      std::vector<double> tb, ts, ob, os, bb, bs;
+      for (const Row& r : rows) {
+        if (r.family != "nccl" || r.setup != sys || r.collective != "all_reduce" || r.n != n) continue;
+        const bool big = r.bytes >= 1048576;
+        (big ? tb : ts).push_back(rel(r.predicted_transfer, r.measured));
+        (big ? ob : os).push_back(rel(r.predicted, r.measured));
+        if (!std::isnan(r.baseline)) (big ? bb : bs).push_back(rel(r.baseline, r.measured));
+      }
+      if (tb.empty() && ts.empty()) continue;
+      md << "| " << sys << " | " << n << " | " << pct(median(tb)) << " | " << pct(median(ts)) << " | " << pct(median(ob))
+         << " | " << pct(median(os)) << " | " << pct(median(bb)) << " | " << pct(median(bs)) << " |\n";
+    }
   md << "\nTransferred parameters (all-reduce):\n\n| left out | overhead | NCCL latency scale | link latency | link bw | local copy bw | NVLS efficiency |\n|---|---|---|---|---|---|---|\n";
   for (const auto& sys : kAicSystems) {
     const auto it = transfer_params.find(sys + "/all_reduce");
