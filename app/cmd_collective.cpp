@@ -1,4 +1,5 @@
 // `kernelsight collective`: the predicted time of one collective on an idle fabric.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <iostream>
@@ -22,7 +23,7 @@ int cmd_collective(const std::vector<std::string>& args) {
       "Predicts one collective on an otherwise idle fabric: the collective is decomposed into\n"
       "link transfers on the topology (the same model the simulation uses) and, beside it, the\n"
       "alpha-beta closed form with the route's latency and bottleneck bandwidth between GPUs 0 and 1,\n"
-      "both under the NCCL protocol (LL or Simple) the cost model picks for the size.\n"
+      "both under the NCCL algorithm and protocol (ring/NVLS x LL/LL128/Simple) NCCL's tuning model picks.\n"
       "Sizes follow nccl-tests (bytes per rank). GPUs 0..N-1 take part.\n\noptions");
   std::string topology = "dgx_h100", kind_text = "all_reduce", bytes_text, algo_text = "auto";
   int gpus = 8;
@@ -88,11 +89,22 @@ int cmd_collective(const std::vector<std::string>& args) {
     std::vector<int> group(static_cast<std::size_t>(gpus));
     std::iota(group.begin(), group.end(), 0);
     const auto chosen = interconnect::resolve_algorithm(*kind, *algo, gpus, *bytes);
-    const double t = interconnect::idle_collective_time(*topo, *kind, chosen, group, *bytes);
-    const double ab = interconnect::alpha_beta_time(*kind, chosen, gpus, *bytes, topo->path_latency(0, 1),
-                                                    topo->path_bandwidth(0, 1), topo->collective_overhead(),
-                                                    topo->protocol_costs());
-    const auto protocol = interconnect::collective_protocol(*topo, *kind, chosen, group, *bytes);
+    // The requested algorithm (auto: NCCL's choice, NVLS included) decides the plan.
+    const double t = interconnect::idle_collective_time(*topo, *kind, *algo, group, *bytes);
+    const auto plan = interconnect::collective_plan(*topo, *kind, *algo, group, *bytes);
+    double alpha = 0, beta = 0;
+    if (*kind == interconnect::CollectiveKind::SendRecv) {
+      alpha = topo->path_latency(0, 1), beta = topo->path_bandwidth(0, 1);
+    } else {  // the ring's slowest neighbour route, as the plan is chosen
+      beta = INFINITY;
+      for (int i = 0; i < gpus; ++i) {
+        const int j = (i + 1) % gpus;
+        alpha = std::max(alpha, topo->path_latency(i, j));
+        beta = std::min(beta, topo->path_bandwidth(i, j));
+      }
+    }
+    const double ab = interconnect::plan_time(plan, *kind, gpus, *bytes, alpha, beta, topo->collective_overhead(),
+                                              topo->protocol_costs());
     // nccl-tests bus bandwidth factors: all-reduce 2(n-1)/n, gather/scatter/all-to-all (n-1)/n.
     const double n = gpus;
     const double factor = *kind == interconnect::CollectiveKind::AllReduce ? 2 * (n - 1) / n
@@ -103,16 +115,17 @@ int cmd_collective(const std::vector<std::string>& args) {
     std::printf("collective:      %s, %s, %d GPUs, %s per rank\n",
                 std::string(interconnect::collective_kind_name(*kind)).c_str(),
                 *kind == interconnect::CollectiveKind::SendRecv ? "point-to-point"
-                                                                : std::string(interconnect::algorithm_name(chosen)).c_str(),
+                                                                : std::string(interconnect::algorithm_name(*algo)).c_str(),
                 gpus,
                 config::format_quantity(*bytes, config::Dim::Bytes).c_str());
-    std::printf("protocol:        %s   (NCCL's choice for this size; LL bandwidth x%.3g, Simple +%.2f us a step)\n",
-                std::string(interconnect::protocol_name(protocol)).c_str(), topo->protocol_costs().ll_bandwidth_fraction,
-                topo->protocol_costs().simple_step_latency * 1e6);
+    std::printf("plan:            %s   (NCCL's algorithm x protocol choice for this size; fixed latency %.2f us, "
+                "+%.2f us a step, bandwidth x%.3g)\n",
+                std::string(interconnect::plan_name(plan)).c_str(), plan.fixed_latency * 1e6,
+                plan.effect.extra_latency * 1e6, plan.effect.bandwidth_factor);
     const double copy = interconnect::local_copy_time(*kind, chosen, gpus, *bytes, topo->protocol_costs());
-    if (copy > 0) std::printf("local copy:      %.2f us   (each rank's own chunk, once)\n", copy * 1e6);
+    if (copy > 0 && !plan.custom) std::printf("local copy:      %.2f us   (each rank's own chunk, once)\n", copy * 1e6);
     std::printf("predicted time:  %.2f us   (link transfers on the topology)\n", t * 1e6);
-    std::printf("alpha-beta:      %.2f us   (uniform fabric, GPU0-GPU1 route)\n", ab * 1e6);
+    std::printf("alpha-beta:      %.2f us   (uniform fabric, the ring's slowest route)\n", ab * 1e6);
     std::printf("algorithm bw:    %.2f GB/s\n", *bytes / t / 1e9);
     std::printf("bus bw:          %.2f GB/s\n", *bytes / t * factor / 1e9);
     return kExitOk;

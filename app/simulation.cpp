@@ -82,6 +82,8 @@ config::Schema parallel_schema() {
 std::string default_topology(const std::string& gpu_spec) {
   if (gpu_spec.find("a100") != std::string::npos) return "dgx_a100";
   if (gpu_spec.find("b200") != std::string::npos) return "hgx_b200";
+  if (gpu_spec.find("h200") != std::string::npos) return "hgx_h200";
+  if (gpu_spec.find("l40s") != std::string::npos) return "pcie_l40s";
   return "dgx_h100";
 }
 

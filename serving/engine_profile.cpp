@@ -9,6 +9,12 @@ namespace {
 
 using Defaults = std::vector<std::pair<std::string, std::string>>;
 
+// vLLM's custom all-reduce (and SGLang's, adapted from it) runs all-reduces below its max_size,
+// 8 MiB by default (vllm/distributed/device_communicators/custom_all_reduce.py,
+// CustomAllreduce(max_size=8192 * 1024)); NCCL above. TensorRT-LLM's AllReduce picks its own
+// strategy by tables not modelled here, so its profile keeps NCCL.
+constexpr const char* kCustomAllReduceMax = "8MiB";
+
 // vLLM's host (both vLLM profiles) is the `fitted` kind: CPU phases fitted to measured overheads
 // of a vLLM-derived engine (docs/hardware.md), with CUDA graphs for decode as vLLM captures them
 // (v1 up to batch 512, v0 up to 256).
@@ -18,7 +24,8 @@ Defaults with_vllm_host(Defaults engine, const char* cuda_graph_max_batch_size) 
                                {"hardware.host.measurements", "a100"},
                                {"hardware.host.launch_overhead", "4us"},
                                {"hardware.host.cuda_graphs", "true"},
-                               {"hardware.host.cuda_graph_max_batch_size", cuda_graph_max_batch_size}});
+                               {"hardware.host.cuda_graph_max_batch_size", cuda_graph_max_batch_size},
+                               {"hardware.topology.custom_allreduce_max_bytes", kCustomAllReduceMax}});
   return engine;
 }
 
@@ -48,7 +55,8 @@ const std::vector<EngineProfile>& engine_profiles() {
         {"hardware.gpu.kernel_engine", "sglang"},
         {"hardware.host.prepare_overhead", "200us"},
         {"hardware.host.finish_overhead", "100us"},
-        {"hardware.host.launch_overhead", "2us"}}},
+        {"hardware.host.launch_overhead", "2us"},
+        {"hardware.topology.custom_allreduce_max_bytes", kCustomAllReduceMax}}},
       {"trtllm", "TensorRT-LLM: in-flight batching without chunked context, C++ runtime",
        // In-flight batching with the GUARANTEED_NO_EVICT capacity scheduler (KV for the whole
        // output reserved at admission) and the trtllm-build default max_batch_size of 2048.
@@ -116,6 +124,8 @@ void apply_engine_profile(config::Document& scenario) {
                 (sizing && (cache.has("gpu_memory_utilization") || cache.has("kv_cache_free_memory_fraction")));
     } else if (section == "hardware.gpu") {
       present = root.section("hardware", false).section("gpu", false).has(leaf);
+    } else if (section == "hardware.topology") {
+      present = root.section("hardware", false).section("topology", false).has(leaf);
     } else {
       present = root.section("hardware", false).section("host", false).has(leaf);
     }

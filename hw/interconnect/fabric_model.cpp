@@ -9,11 +9,22 @@
 
 namespace ks::interconnect {
 
+HopKind route_hop_kind(const Topology& topology, int src, int dst) {
+  HopKind hop = HopKind::NVLink;
+  for (int l : topology.route(src, dst)) {
+    const LinkType type = topology.links()[static_cast<std::size_t>(l)].type;
+    if (type == LinkType::InfiniBand) return HopKind::Network;
+    if (type == LinkType::PCIe) hop = HopKind::PCIe;
+  }
+  return hop;
+}
+
 namespace {
 
-CollectiveProtocol protocol_for(const Topology& topology, CollectiveKind kind, CollectiveAlgorithm algorithm,
-                                int ranks, double bytes, const std::vector<CollectiveStep>& steps) {
+CollectivePlan plan_for(const Topology& topology, CollectiveKind kind, CollectiveAlgorithm algorithm, int ranks,
+                        double bytes, const std::vector<CollectiveStep>& steps) {
   double alpha = 0, beta = std::numeric_limits<double>::infinity();
+  HopKind hop = HopKind::NVLink;
   // Ring steps repeat the same neighbour pairs: the first step has every route.
   const bool same_pairs = kind != CollectiveKind::AllToAll &&
                           resolve_algorithm(kind, algorithm, ranks, bytes) != CollectiveAlgorithm::Tree;
@@ -22,9 +33,10 @@ CollectiveProtocol protocol_for(const Topology& topology, CollectiveKind kind, C
       if (t.src == t.dst) continue;
       alpha = std::max(alpha, topology.path_latency(t.src, t.dst));
       beta = std::min(beta, topology.path_bandwidth(t.src, t.dst));
+      hop = std::max(hop, route_hop_kind(topology, t.src, t.dst));
     }
-  if (!std::isfinite(beta)) return CollectiveProtocol::Simple;
-  return choose_protocol(kind, algorithm, ranks, bytes, alpha, beta, topology.protocol_costs());
+  if (!std::isfinite(beta)) return CollectivePlan{};
+  return choose_plan(kind, algorithm, ranks, bytes, alpha, beta, hop, topology.protocol_costs());
 }
 
 }  // namespace
@@ -62,13 +74,18 @@ TransferTiming FabricModel::transfer(int src, int dst, double bytes, double read
 
 TransferTiming FabricModel::collective(CollectiveKind kind, CollectiveAlgorithm algorithm,
                                        const std::vector<int>& group, double bytes, double issue) {
-  const auto steps = collective_schedule(kind, algorithm, group, bytes);
-  const ProtocolEffect effect = protocol_effect(
-      protocol_for(*topology_, kind, algorithm, static_cast<int>(group.size()), bytes, steps), topology_->protocol_costs());
-  // Every rank copies its own chunk before its first send (the kernel's local pass).
-  const double begin = issue + topology_->collective_overhead() +
-                       local_copy_time(kind, algorithm, static_cast<int>(group.size()), bytes,
-                                       topology_->protocol_costs());
+  auto steps = collective_schedule(kind, algorithm, group, bytes);
+  const CollectivePlan plan = plan_for(*topology_, kind, algorithm, static_cast<int>(group.size()), bytes, steps);
+  const ProtocolEffect effect = plan.effect;
+  // Every rank copies its own chunk before its first send (the kernel's local pass); NCCL's fixed
+  // latency of the plan comes once, before the first step. The engine's custom all-reduce has its
+  // own transfers and latency, no NCCL overhead or local pass.
+  if (plan.custom) steps = custom_allreduce_schedule(group, bytes, plan.one_shot);
+  const double begin =
+      issue + plan.fixed_latency +
+      (plan.custom ? 0.0
+                   : topology_->collective_overhead() + local_copy_time(kind, algorithm, static_cast<int>(group.size()),
+                                                                        bytes, topology_->protocol_costs()));
   // ready[g]: when rank g holds everything it received so far (may send its next chunk).
   std::map<int, double> ready;
   for (int g : group) ready[g] = begin;
@@ -141,9 +158,9 @@ void FabricModel::check_undeclared(const std::vector<int>& gpus) {
   checked_.insert(members);
 }
 
-CollectiveProtocol collective_protocol(const Topology& topology, CollectiveKind kind, CollectiveAlgorithm algorithm,
-                                       const std::vector<int>& group, double bytes) {
-  return protocol_for(topology, kind, algorithm, static_cast<int>(group.size()), bytes,
+CollectivePlan collective_plan(const Topology& topology, CollectiveKind kind, CollectiveAlgorithm algorithm,
+                               const std::vector<int>& group, double bytes) {
+  return plan_for(topology, kind, algorithm, static_cast<int>(group.size()), bytes,
                       collective_schedule(kind, algorithm, group, bytes));
 }
 

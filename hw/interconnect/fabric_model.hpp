@@ -38,10 +38,11 @@ class FabricModel {
   void set_horizon(double t) { horizon_ = t; }
   // A point-to-point transfer ready at `ready` (s).
   TransferTiming transfer(int src, int dst, double bytes, double ready);
-  // A collective issued at `issue` (s): the topology's collective overhead and local copy, then the steps of
-  // collective_schedule() under the protocol collective_protocol() picks (its latency and
-  // bandwidth factor apply to every transfer). Returns when the first step starts and the last
-  // transfer arrives.
+  // A collective issued at `issue` (s): the topology's collective overhead, the local copy and the
+  // fixed latency of the plan collective_plan() picks (NCCL's algorithm x protocol choice), then
+  // the steps of collective_schedule() for that plan's schedule (NVLS: the ring's), the plan's
+  // extra latency and bandwidth factor applying to every transfer. Returns when the first step
+  // starts and the last transfer arrives. On an idle uniform fabric this equals plan_time().
   TransferTiming collective(CollectiveKind kind, CollectiveAlgorithm algorithm, const std::vector<int>& group,
                             double bytes, double issue);
 
@@ -78,11 +79,16 @@ class FabricModel {
   std::set<std::set<int>> claimed_groups_;
 };
 
-// The protocol a collective runs with: NCCL's choice by its cost estimate, the α–β form with the
-// slowest route of the schedule (largest latency, smallest bandwidth: the hop that bounds a ring
-// mixing NVLink and PCIe or InfiniBand) and the topology's protocol costs.
-CollectiveProtocol collective_protocol(const Topology& topology, CollectiveKind kind, CollectiveAlgorithm algorithm,
-                                       const std::vector<int>& group, double bytes);
+// The kind of hop a route is for NCCL's latency table: Network if it crosses InfiniBand, else
+// PCIe if it crosses PCIe, else NVLink.
+HopKind route_hop_kind(const Topology& topology, int src, int dst);
+
+// The plan (algorithm x protocol) a collective runs with: NCCL's choice by its cost model
+// (choose_plan), with the slowest route of the schedule (largest latency, smallest bandwidth, the
+// worst hop kind: what bounds a ring mixing NVLink and PCIe or InfiniBand) and the topology's
+// protocol costs.
+CollectivePlan collective_plan(const Topology& topology, CollectiveKind kind, CollectiveAlgorithm algorithm,
+                               const std::vector<int>& group, double bytes);
 
 // Predicted time of one collective on an otherwise idle fabric (what `kernelsight collective`
 // prints).

@@ -26,9 +26,11 @@ struct Defaults {
   const char* ib_bw;
   const char* ib_lat;
   const char* overhead;
-  double ll_fraction;
-  const char* simple_latency;
+  double latency_scale;
+  const char* ll_max_bw;
+  double nvls_efficiency;
   const char* local_copy_bw;
+  const char* custom_ar_latency;
 };
 
 config::Schema preset_schema(const std::string& doc, const Defaults& d) {
@@ -47,19 +49,32 @@ config::Schema preset_schema(const std::string& doc, const Defaults& d) {
       .quantity("ib_latency", config::Dim::Time, std::string(d.ib_lat), "latency of one InfiniBand hop (NIC-switch); GPU-to-GPU across nodes crosses two", 0.0, false)
       .quantity("collective_overhead", config::Dim::Time, std::string(d.overhead),
                 "fixed cost per collective (launch, NCCL synchronisation)", 0.0, false)
-      .number("ll_bandwidth_fraction", d.ll_fraction,
-              "bandwidth of NCCL's low-latency protocol (LL/LL128) as a fraction of the link's", 0.01, 1.0)
-      .quantity("simple_step_latency", config::Dim::Time, std::string(d.simple_latency),
-                "latency NCCL's Simple protocol adds to every step (fence and handshake)", 0.0, false)
+      .number("nccl_latency_scale", d.latency_scale,
+              "factor on NCCL's tuning-model latencies per algorithm, protocol and hop (0: none, plain alpha-beta)",
+              0.0, 10.0)
+      .quantity("ll_max_bandwidth", config::Dim::Bandwidth, std::string(d.ll_max_bw),
+                "cap on the bus bandwidth of NCCL's LL protocol (NCCL's llMaxBws for the GPU generation; 0: none)",
+                0.0, false)
+      .number("nvls_efficiency", d.nvls_efficiency,
+              "NVLS all-reduce bus bandwidth / (2 x NVLink bandwidth) (NVSwitch with SHARP, Hopper and later; 0: no NVLS)",
+              0.0, 1.0)
       .quantity("local_copy_bandwidth", config::Dim::Bandwidth, std::string(d.local_copy_bw),
-                "rate at which a collective's kernel copies or reduces a rank's own chunk (0: free)", 0.0, false);
+                "rate at which a collective's kernel copies or reduces a rank's own chunk (0: free)", 0.0, false)
+      .quantity("custom_allreduce_max_bytes", config::Dim::Bytes, std::string("0B"),
+                "all-reduces below this size run the serving engine's custom all-reduce instead of NCCL "
+                "(0: never; engine profiles vllm, vllm_v0, sglang set 8MiB, vLLM's default)",
+                0.0, false)
+      .quantity("custom_allreduce_latency", config::Dim::Time, std::string(d.custom_ar_latency),
+                "fixed cost of the engine's custom all-reduce (launch and barriers; fitted to vLLM's under CUDA graphs)",
+                0.0, false);
   return s;
 }
 
 void set_collective_costs(Topology& t, const config::Params& p) {
   t.set_collective_overhead(p.number("collective_overhead"));
-  t.set_protocol_costs(
-      {p.number("ll_bandwidth_fraction"), p.number("simple_step_latency"), p.number("local_copy_bandwidth")});
+  t.set_protocol_costs({p.number("nccl_latency_scale"), p.number("ll_max_bandwidth"), p.number("nvls_efficiency"),
+                        p.number("local_copy_bandwidth"), p.number("custom_allreduce_max_bytes"),
+                        p.number("custom_allreduce_latency")});
 }
 
 // Per node: GPUs on the node's intra-node fabric; across nodes: GPU -PCIe- NIC -IB- IB switch.
@@ -117,10 +132,27 @@ std::unique_ptr<Topology> pairwise_topology(const config::Params& p, const confi
   return t;
 }
 
+// Every GPU on its own PCIe link to the node's host bridge (no NVLink, no PCIe switch shared by
+// two GPUs): GPU-to-GPU traffic crosses PCIe twice.
+std::unique_ptr<Topology> pcie_topology(const std::string& name, const config::Params& p) {
+  auto t = std::make_unique<Topology>(name, static_cast<int>(p.integer("nodes")),
+                                      static_cast<int>(p.integer("gpus_per_node")));
+  set_collective_costs(*t, p);
+  const double half = p.number("pcie_latency") / 2;
+  for (int node = 0; node < t->nodes(); ++node) {
+    const int root = t->add_switch("node" + std::to_string(node) + "_host_bridge", SwitchKind::HostBridge, node);
+    for (int i = 0; i < t->gpus_per_node(); ++i)
+      t->add_duplex(node * t->gpus_per_node() + i, root, LinkType::PCIe, p.number("pcie_bandwidth"), half);
+  }
+  add_infiniband(*t, p);
+  return t;
+}
+
 void add_preset(const std::string& kind, const std::string& doc, const Defaults& d) {
   config::Schema schema = preset_schema(doc, d);
   topology_registry().add(kind, {doc, schema, [kind](const config::Params& p) -> std::unique_ptr<Topology> {
                                    if (kind == "pcie_pairwise_nvlink") return pairwise_topology(p, p.mark("gpus_per_node"));
+                                   if (kind == "pcie_l40s") return pcie_topology(kind, p);
                                    return nvswitch_topology(kind, p);
                                  }});
 }
@@ -128,16 +160,38 @@ void add_preset(const std::string& kind, const std::string& doc, const Defaults&
 const bool registered = [] {
   // HDR InfiniBand 200 Gb/s = 25 GB/s, NDR 400 Gb/s = 50 GB/s per NIC; PCIe Gen4 x16 32 GB/s,
   // Gen5 x16 64 GB/s per direction.
+  // Defaults: {GPUs per node, NVLink bw, NVLink latency, PCIe bw, PCIe latency, IB bw, IB latency,
+  // collective overhead, NCCL latency scale, LL bus-bandwidth cap, NVLS efficiency, local copy bw,
+  // custom all-reduce latency (fitted to vLLM's under CUDA graphs, AIConfigurator)}.
+  // Fitted (docs/validation-collectives.md) unless marked spec: the LL cap is NCCL's llMaxBws for the
+  // GPU generation (tuning.cc: Ampere 87.7, Hopper 141, Blackwell 2 x 141 GB/s); PCIe and IB figures
+  // of NVSwitch presets are spec-derived (no single-link measurement).
   add_preset("dgx_a100", "DGX A100: 8 A100 SXM per node on NVSwitch (300 GB/s per direction), InfiniBand",
-             {8, "264.1GB/s", "749ns", "24GB/s", "10us", "5.8GB/s", "5.138us", "18.861us", 0.4, "9.272us", "188GB/s"});
+             {8, "225.9GB/s", "868ns", "24GB/s", "10us", "5.9GB/s", "6.368us", "458ns", 1.34, "87.7GB/s", 0.0,
+              "456.6GB/s", "4.828us"});
   add_preset("dgx_h100", "DGX H100: 8 H100 SXM per node on NVSwitch (450 GB/s per direction), NDR InfiniBand",
-             {8, "369.2GB/s", "1.352us", "48GB/s", "10us", "45GB/s", "8us", "20.068us", 0.45, "7.084us", "288.9GB/s"});
+             {8, "283.2GB/s", "762ns", "48GB/s", "10us", "45GB/s", "8us", "0us", 0.786, "141GB/s", 0.669,
+              "683.6GB/s", "3.836us"});
+  // HGX H200: the H100's NVLink 4 and third-generation NVSwitch (900 GB/s per GPU bidirectional, NVIDIA
+  // H200 data sheet), 141 GB HBM3e.
+  add_preset("hgx_h200", "HGX H200: 8 H200 per node on NVSwitch (450 GB/s per direction, NVLink 4 as H100), NDR InfiniBand",
+             {8, "283.2GB/s", "826ns", "48GB/s", "10us", "45GB/s", "8us", "0us", 0.759, "141GB/s", 0.643,
+              "886.5GB/s", "3.816us"});
   add_preset("hgx_b200", "HGX B200: 8 B200 per node on NVSwitch (900 GB/s per direction), NDR InfiniBand",
-             {8, "684.6GB/s", "1.955us", "48GB/s", "10us", "45GB/s", "8us", "21.276us", 0.5, "4.897us", "591.7GB/s"});
+             {8, "553GB/s", "1.292us", "48GB/s", "10us", "45GB/s", "8us", "977ns", 1.04, "282GB/s", 0.625,
+              "1.358TB/s", "6.056us"});
   add_preset("pcie_pairwise_nvlink",
              "PCIe server with NVLink bridges between GPU pairs (A100 PCIe: 300 GB/s per direction); "
              "cross-pair traffic over PCIe through the host bridge",
-             {4, "178.2GB/s", "1ns", "24GB/s", "10us", "22GB/s", "10us", "11.28us", 0.25, "12.15us", "0GB/s"});
+             {4, "180.7GB/s", "667ns", "24GB/s", "10us", "22GB/s", "10us", "0us", 1.72, "87.7GB/s", 0.0, "0GB/s",
+              "4.522us"});  // custom all-reduce latency: no measurement, the mean of the five fitted systems
+  // L40S: no NVLink (NVIDIA L40S data sheet: PCIe Gen4 x16, 64 GB/s bidirectional); Ada shares
+  // Ampere's NCCL LL cap (compute capability 8.9 < 9.0 in tuning.cc).
+  add_preset("pcie_l40s",
+             "PCIe server without NVLink (L40S: PCIe Gen4 x16, 32 GB/s per direction); every GPU on its own "
+             "link to the host bridge, GPU-to-GPU traffic crosses PCIe twice",
+             {8, "450GB/s", "1us", "20GB/s", "1.328us", "25GB/s", "8us", "0us", 0.595, "87.7GB/s", 0.0, "0GB/s",
+              "4.075us"});
   return true;
 }();
 

@@ -24,7 +24,7 @@ hardware:
   gpu: {kind: catalog, spec: a100_sxm_80gb, tier: roofline, kernel_overhead: 2us}
   host: {kind: fixed_overhead, prepare_overhead: 300us, finish_overhead: 200us, launch_overhead: 5us}
   topology: {kind: dgx_a100, nvlink_bandwidth: 200GB/s, nvlink_latency: 8us, collective_overhead: 10us,
-             ll_bandwidth_fraction: 1, simple_step_latency: 0us, local_copy_bandwidth: 0GB/s}
+             nccl_latency_scale: 0, nvls_efficiency: 0, local_copy_bandwidth: 0GB/s}
 engine: {kind: vllm_v1, max_num_seqs: 64, max_num_batched_tokens: 2048}
 workload: {kind: poisson, rate: 0.01/s, num_requests: 3, prompt_tokens: 1000, output_tokens: 10}
 )";

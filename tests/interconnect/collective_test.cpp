@@ -64,34 +64,83 @@ TEST(CollectiveTiming, RingAllReduceOnAnIdleDgxMatchesTheHandComputedTime) {
               expected, 1e-12);
 }
 
-TEST(CollectiveTiming, SmallMessagesRunTheLowLatencyProtocolAndLargeOnesSimple) {
-  // LL at half the bandwidth; Simple adds 4 us a step. 8-GPU ring all-reduce: 14 steps of B/8.
+TEST(CollectiveTiming, NcclPicksTheFastestProtocolByItsTuningModel) {
+  // NCCL's tuning constants (nccl 5067397c, src/graph/tuning.cc) at scale 1, NVLink, ring: base
+  // latency LL 6.6, LL128 14, Simple 8.4 us; per step LL 0.6, LL128 1.9, Simple 3.4 us (the route's
+  // 1 us where larger); bandwidth LL 1/2, LL128 0.92. 8-GPU all-reduce: 14 steps of B/8.
   auto t = topology_from_yaml(
       "kind: dgx_h100\nnvlink_bandwidth: 200GB/s\nnvlink_latency: 1us\ncollective_overhead: 20us\n"
-      "ll_bandwidth_fraction: 0.5\nsimple_step_latency: 4us\nlocal_copy_bandwidth: 0GB/s\n");
-  const auto ll = [](double b) { return 20e-6 + 14 * (1e-6 + b / 8 / 100e9); };
-  const auto simple = [](double b) { return 20e-6 + 14 * (5e-6 + b / 8 / 200e9); };
-  // The protocols cost the same where 4 us = (B/8) (1/100 - 1/200) GB/s, B = 6.4 MB.
-  for (double b : {4096.0, 1048576.0, 4e6, 9e6, 268435456.0}) {
-    const double sim = idle_collective_time(*t, CollectiveKind::AllReduce, CollectiveAlgorithm::Ring, first_n(8), b);
-    EXPECT_NEAR(sim, std::min(ll(b), simple(b)), 1e-12) << b;
-    EXPECT_EQ(collective_protocol(*t, CollectiveKind::AllReduce, CollectiveAlgorithm::Ring, first_n(8), b),
-              b < 6.4e6 ? CollectiveProtocol::LowLatency : CollectiveProtocol::Simple)
-        << b;
+      "nccl_latency_scale: 1\nll_max_bandwidth: 0GB/s\nnvls_efficiency: 0\nlocal_copy_bandwidth: 0GB/s\n");
+  const auto ll = [](double b) { return 20e-6 + 6.6e-6 + 14 * (1e-6 + b / 8 / 100e9); };
+  const auto ll128 = [](double b) { return 20e-6 + 14e-6 + 14 * (1.9e-6 + b / 8 / 184e9); };
+  const auto simple = [](double b) { return 20e-6 + 8.4e-6 + 14 * (3.4e-6 + b / 8 / 200e9); };
+  // LL = LL128 where 20 us = 14 B/8 (1/100 - 1/184) / (GB/s), B = 2.50 MB; LL128 = Simple at B = 20.2 MB.
+  const std::map<double, CollectiveProtocol> expected = {{4096.0, CollectiveProtocol::LL},
+                                                         {1048576.0, CollectiveProtocol::LL},
+                                                         {4e6, CollectiveProtocol::LL128},
+                                                         {16e6, CollectiveProtocol::LL128},
+                                                         {268435456.0, CollectiveProtocol::Simple}};
+  for (const auto& [b, protocol] : expected) {
+    const double sim = idle_collective_time(*t, CollectiveKind::AllReduce, CollectiveAlgorithm::Auto, first_n(8), b);
+    EXPECT_NEAR(sim, std::min({ll(b), ll128(b), simple(b)}), 1e-12) << b;
+    const CollectivePlan plan = collective_plan(*t, CollectiveKind::AllReduce, CollectiveAlgorithm::Auto, first_n(8), b);
+    EXPECT_EQ(plan.protocol, protocol) << b;
+    EXPECT_FALSE(plan.nvls);
   }
 }
 
+TEST(CollectiveTiming, NvlsAllReduceOnAnNvSwitchHopperRunsAtTwiceItsEfficiencyTimesTheLink) {
+  // NVLS bus bandwidth 2 x 0.75 x 200 GB/s = 300 GB/s: an 8-GPU all-reduce of B moves 2(7/8) B of
+  // bus traffic, so 1.75 B / 300 GB/s, after NCCL's NVLS latency of 25 us (no per-step latency).
+  auto t = topology_from_yaml(
+      "kind: dgx_h100\nnvlink_bandwidth: 200GB/s\nnvlink_latency: 1us\ncollective_overhead: 20us\n"
+      "nccl_latency_scale: 1\nll_max_bandwidth: 0GB/s\nnvls_efficiency: 0.75\nlocal_copy_bandwidth: 0GB/s\n");
+  const double B = 256.0 * 1024 * 1024;
+  const auto plan = collective_plan(*t, CollectiveKind::AllReduce, CollectiveAlgorithm::Auto, first_n(8), B);
+  EXPECT_TRUE(plan.nvls);
+  EXPECT_EQ(plan_name(plan), "nvls/Simple");
+  EXPECT_NEAR(idle_collective_time(*t, CollectiveKind::AllReduce, CollectiveAlgorithm::Auto, first_n(8), B),
+              20e-6 + 25e-6 + 1.75 * B / 300e9, 1e-12);
+  // Asked for a ring, or an all-gather: no NVLS (Simple: 8.4 us + 7 x (3.4 us + B/8 / 200 GB/s)).
+  EXPECT_FALSE(collective_plan(*t, CollectiveKind::AllReduce, CollectiveAlgorithm::Ring, first_n(8), B).nvls);
+  EXPECT_NEAR(idle_collective_time(*t, CollectiveKind::AllGather, CollectiveAlgorithm::Auto, first_n(8), B),
+              20e-6 + 8.4e-6 + 7 * (3.4e-6 + B / 8 / 200e9), 1e-12);
+}
+
+TEST(CollectiveTiming, LlIsCappedAtNcclsPerGenerationBandwidthAndLl128StaysOffPcie) {
+  // ll_max_bandwidth 50 GB/s on a 200 GB/s link: LL at 1/4 of it, not 1/2. 2-GPU all-reduce: 2 steps of B/2.
+  auto t = topology_from_yaml(
+      "kind: dgx_h100\nnvlink_bandwidth: 200GB/s\nnvlink_latency: 1us\ncollective_overhead: 0us\n"
+      "nccl_latency_scale: 1\nll_max_bandwidth: 50GB/s\nnvls_efficiency: 0\nlocal_copy_bandwidth: 0GB/s\n");
+  const double b = 65536;
+  const double ll = 6.6e-6 + 2 * (1e-6 + b / 2 / 50e9);
+  const auto plan = collective_plan(*t, CollectiveKind::AllReduce, CollectiveAlgorithm::Auto, first_n(2), b);
+  EXPECT_EQ(plan.protocol, CollectiveProtocol::LL);
+  EXPECT_NEAR(idle_collective_time(*t, CollectiveKind::AllReduce, CollectiveAlgorithm::Auto, first_n(2), b), ll, 1e-12);
+  // PCIe only: NCCL enables LL128 on NVLink paths only, whatever the size.
+  auto pcie = make_preset("pcie_l40s");
+  for (double bytes = 512; bytes <= 1 << 30; bytes *= 4)
+    EXPECT_NE(collective_plan(*pcie, CollectiveKind::AllReduce, CollectiveAlgorithm::Auto, first_n(8), bytes).protocol,
+              CollectiveProtocol::LL128)
+        << bytes;
+  EXPECT_FALSE(make_plan(CollectiveKind::AllReduce, CollectiveAlgorithm::Ring, false, CollectiveProtocol::LL128, 8,
+                         1e-6, 20e9, HopKind::PCIe, {}).has_value());
+}
+
 TEST(CollectiveTiming, LinkTransfersAgreeWithTheAlphaBetaFormOnAnIdleFabric) {
-  // The presets as shipped: fitted protocol costs, so small sizes run LL and large ones Simple.
-  for (const std::string preset : {"dgx_a100", "dgx_h100", "hgx_b200"}) {
-    auto t = make_preset(preset);
+  // The presets as shipped: fitted NCCL costs, so sizes run LL, LL128, Simple and (H100, H200,
+  // B200 all-reduce) NVLS.
+  // With an engine's custom all-reduce on (below 8 MiB), its plans agree too.
+  for (const std::string preset : {"dgx_a100", "dgx_h100", "hgx_h200", "hgx_b200"})
+    for (bool custom : {false, true}) {
+    auto t = custom ? topology_from_yaml("kind: " + preset + "\ncustom_allreduce_max_bytes: 8MiB\n") : make_preset(preset);
     const double alpha = t->path_latency(0, 1), beta = t->path_bandwidth(0, 1);
-    std::set<CollectiveProtocol> seen;
+    std::set<std::string> seen;
     for (CollectiveKind kind : {CollectiveKind::AllReduce, CollectiveKind::AllGather, CollectiveKind::ReduceScatter,
                                 CollectiveKind::AllToAll}) {
       for (int n : {2, 4, 8}) {
-        for (double bytes : {4096.0, 1048576.0, 268435456.0}) {
-          for (CollectiveAlgorithm algo : {CollectiveAlgorithm::Ring, CollectiveAlgorithm::Tree}) {
+        for (double bytes : {4096.0, 1048576.0, 16777216.0, 268435456.0}) {
+          for (CollectiveAlgorithm algo : {CollectiveAlgorithm::Auto, CollectiveAlgorithm::Ring, CollectiveAlgorithm::Tree}) {
             if (algo == CollectiveAlgorithm::Tree && kind != CollectiveKind::AllReduce) continue;
             const double sim = idle_collective_time(*t, kind, algo, first_n(n), bytes);
             const double closed =
@@ -99,12 +148,14 @@ TEST(CollectiveTiming, LinkTransfersAgreeWithTheAlphaBetaFormOnAnIdleFabric) {
             EXPECT_NEAR(sim, closed, 1e-9 * closed)
                 << preset << " " << collective_kind_name(kind) << " " << algorithm_name(algo) << " n=" << n
                 << " bytes=" << bytes;
-            seen.insert(collective_protocol(*t, kind, algo, first_n(n), bytes));
+            seen.insert(std::string(plan_name(collective_plan(*t, kind, algo, first_n(n), bytes))));
           }
         }
       }
     }
-    EXPECT_EQ(seen.size(), 2u) << preset << ": both protocols exercised";
+    EXPECT_TRUE(seen.count("ring/LL") && seen.count("ring/LL128") && seen.count("ring/Simple")) << preset;
+    EXPECT_EQ(seen.count("nvls/Simple"), preset == "dgx_a100" ? 0u : 1u) << preset;
+    EXPECT_EQ(seen.count("custom/one-shot") + seen.count("custom/two-shot"), custom ? 2u : 0u) << preset;
     const double p2p = idle_collective_time(*t, CollectiveKind::SendRecv, CollectiveAlgorithm::Auto, {0, 5}, 1e6);
     EXPECT_NEAR(p2p,
                 alpha_beta_time(CollectiveKind::SendRecv, CollectiveAlgorithm::Auto, 2, 1e6, alpha, beta,
@@ -128,7 +179,7 @@ TEST(CollectiveTiming, MixedRingIsBoundByItsSlowestHop) {
 }
 
 TEST(CollectiveTiming, TwoNodeRingIsBoundByInfiniBandAndConcurrentCollectivesContend) {
-  auto t = std::shared_ptr<Topology>(topology_from_yaml("kind: dgx_a100\nnodes: 2\nib_bandwidth: 22GB/s\nlocal_copy_bandwidth: 0GB/s\n"));
+  auto t = std::shared_ptr<Topology>(topology_from_yaml("kind: dgx_a100\nnodes: 2\nib_bandwidth: 22GB/s\nlocal_copy_bandwidth: 0GB/s\nnccl_latency_scale: 0\n"));
   const double B = 256.0 * 1024 * 1024;
   const double two_node = idle_collective_time(*t, CollectiveKind::AllReduce, CollectiveAlgorithm::Ring, first_n(16), B);
   // The ring crosses IB twice; each of those links carries 2(n-1) chunks of B/n at 22 GB/s.
@@ -148,7 +199,7 @@ TEST(CollectiveTiming, EveryRankCopiesItsOwnChunkOnceAtTheKernelsCopyRate) {
   // 4-GPU ring all-gather: 3 steps of B/4 over NVLink, plus one local copy of B/4 at 100 GB/s.
   auto t = topology_from_yaml(
       "kind: hgx_b200\nnvlink_bandwidth: 400GB/s\nnvlink_latency: 2us\ncollective_overhead: 10us\n"
-      "ll_bandwidth_fraction: 1\nsimple_step_latency: 0us\nlocal_copy_bandwidth: 100GB/s\n");
+      "nccl_latency_scale: 0\nnvls_efficiency: 0\nlocal_copy_bandwidth: 100GB/s\n");
   const double B = 64.0 * 1024 * 1024;
   const double expected = 10e-6 + (B / 4) / 100e9 + 3 * (2e-6 + (B / 4) / 400e9);
   EXPECT_NEAR(idle_collective_time(*t, CollectiveKind::AllGather, CollectiveAlgorithm::Ring, first_n(4), B), expected,
@@ -164,4 +215,38 @@ TEST(CollectiveTiming, EveryRankCopiesItsOwnChunkOnceAtTheKernelsCopyRate) {
     EXPECT_GT(bus_bw, last_bus_bw) << n;
     last_bus_bw = bus_bw;
   }
+}
+
+TEST(CollectiveTiming, TheEnginesCustomAllReduceReadsPeersOneShotOrTwoShotBelowItsMaximum) {
+  // Custom all-reduce below 8 MiB, 3 us fixed; route latency 1 us, 200 GB/s per direction.
+  auto t = topology_from_yaml(
+      "kind: dgx_h100\nnvlink_bandwidth: 200GB/s\nnvlink_latency: 1us\ncollective_overhead: 20us\n"
+      "nccl_latency_scale: 1\nnvls_efficiency: 0\nlocal_copy_bandwidth: 0GB/s\n"
+      "custom_allreduce_max_bytes: 8MiB\ncustom_allreduce_latency: 3us\n");
+  // 8 GPUs, 64 KiB < 256 KiB: one-shot, every rank reads 7 peers' 64 KiB over its one link:
+  // 3 + 1 + 7 x 65536 B / 200 GB/s = 6.29376 us (no NCCL overhead).
+  auto plan = collective_plan(*t, CollectiveKind::AllReduce, CollectiveAlgorithm::Auto, first_n(8), 65536);
+  EXPECT_EQ(plan_name(plan), "custom/one-shot");
+  EXPECT_NEAR(idle_collective_time(*t, CollectiveKind::AllReduce, CollectiveAlgorithm::Auto, first_n(8), 65536),
+              3e-6 + 1e-6 + 7 * 65536 / 200e9, 1e-12);
+  // 1 MiB: two-shot, reduce-scatter then all-gather of 7 x 1 MiB / 8 each: 3 + 2 x (1 + 4.58752) us.
+  plan = collective_plan(*t, CollectiveKind::AllReduce, CollectiveAlgorithm::Auto, first_n(8), 1048576);
+  EXPECT_EQ(plan_name(plan), "custom/two-shot");
+  EXPECT_NEAR(idle_collective_time(*t, CollectiveKind::AllReduce, CollectiveAlgorithm::Auto, first_n(8), 1048576),
+              3e-6 + 2 * (1e-6 + 7.0 / 8 * 1048576 / 200e9), 1e-12);
+  // 2 GPUs: one-shot at any size below the maximum (vLLM); 4 MiB: 3 + 1 + 4 MiB / 200 GB/s.
+  EXPECT_NEAR(idle_collective_time(*t, CollectiveKind::AllReduce, CollectiveAlgorithm::Auto, first_n(2), 4194304),
+              3e-6 + 1e-6 + 4194304 / 200e9, 1e-12);
+  // 8 MiB and above, an explicit ring, other kinds: NCCL.
+  EXPECT_FALSE(collective_plan(*t, CollectiveKind::AllReduce, CollectiveAlgorithm::Auto, first_n(8), 8388608).custom);
+  EXPECT_FALSE(collective_plan(*t, CollectiveKind::AllReduce, CollectiveAlgorithm::Ring, first_n(8), 65536).custom);
+  EXPECT_FALSE(collective_plan(*t, CollectiveKind::AllGather, CollectiveAlgorithm::Auto, first_n(8), 65536).custom);
+  // PCIe only: vLLM runs it on two GPUs, not on more.
+  auto pcie = topology_from_yaml("kind: pcie_l40s\ncustom_allreduce_max_bytes: 8MiB\n");
+  EXPECT_TRUE(collective_plan(*pcie, CollectiveKind::AllReduce, CollectiveAlgorithm::Auto, first_n(2), 65536).custom);
+  EXPECT_FALSE(collective_plan(*pcie, CollectiveKind::AllReduce, CollectiveAlgorithm::Auto, first_n(4), 65536).custom);
+  // Off by default in the presets (an engine profile turns it on).
+  EXPECT_FALSE(collective_plan(*make_preset("dgx_h100"), CollectiveKind::AllReduce, CollectiveAlgorithm::Auto,
+                               first_n(8), 65536)
+                   .custom);
 }

@@ -91,3 +91,21 @@ TEST(EngineProfile, PicksTheEnginesKernelCalibrationForCatalogGpus) {
   serving::apply_engine_profile(plugin);
   EXPECT_EQ(plugin.resolved_yaml().find("kernel_engine"), std::string::npos) << plugin.resolved_yaml();
 }
+
+TEST(EngineProfile, VllmAndSglangRunTheirCustomAllReduceBelow8MiBTrtllmKeepsNccl) {
+  for (const char* name : {"vllm", "vllm_v0", "sglang"}) {
+    config::Document doc = config::Document::parse(std::string("profile: ") + name + "\n", "p.yaml");
+    serving::apply_engine_profile(doc);
+    EXPECT_NE(doc.resolved_yaml().find("custom_allreduce_max_bytes: 8MiB"), std::string::npos)
+        << name << "\n" << doc.resolved_yaml();
+  }
+  // The scenario's own value (here: custom all-reduce off) wins.
+  config::Document off = config::Document::parse(
+      "profile: vllm\nhardware: {topology: {kind: dgx_h100, custom_allreduce_max_bytes: 0B}}\n", "p.yaml");
+  serving::apply_engine_profile(off);
+  EXPECT_NE(off.resolved_yaml().find("custom_allreduce_max_bytes: 0B"), std::string::npos) << off.resolved_yaml();
+  EXPECT_EQ(off.resolved_yaml().find("8MiB"), std::string::npos) << off.resolved_yaml();
+  config::Document trt = config::Document::parse("profile: trtllm\n", "p.yaml");
+  serving::apply_engine_profile(trt);
+  EXPECT_EQ(trt.resolved_yaml().find("custom_allreduce"), std::string::npos) << trt.resolved_yaml();
+}

@@ -17,8 +17,9 @@ inline std::unique_ptr<interconnect::Topology> topology_from_yaml(const std::str
   return entry.make(sec.resolve(entry.schema));
 }
 
-// The plain α–β form: both NCCL protocols priced alike.
+// The plain α–β form: no NCCL protocol latency (Simple at full bandwidth always wins), no NVLS,
+// a free local copy.
 inline constexpr const char* kSingleProtocol =
-    "ll_bandwidth_fraction: 1\nsimple_step_latency: 0us\nlocal_copy_bandwidth: 0GB/s\n";
+    "nccl_latency_scale: 0\nnvls_efficiency: 0\nlocal_copy_bandwidth: 0GB/s\n";
 
 }  // namespace ks::test_support
