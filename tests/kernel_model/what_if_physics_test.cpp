@@ -4,8 +4,10 @@
 //   * monotonic: more of a resource never makes a kernel slower, less never faster;
 //   * never beyond the roofline ratio: 2x of a resource speeds a kernel up by at most 2x;
 //   * a kernel that stays memory-bound gets close to the bandwidth ratio (its body, without the
-//     latency floor, at least 1.6x faster for 2x bandwidth); a memory-bound kernel barely moves
-//     when only the FLOP/s change, and symmetrically for compute-bound kernels;
+//     latency floor, at least 1.5x faster for 2x bandwidth: the learned soft maximum, p ~ 2-4,
+//     blends the next limit in before it binds, e.g. decode attention's compute term on A100);
+//     a memory-bound kernel barely moves when only the FLOP/s change, and symmetrically for
+//     compute-bound kernels;
 //   * the bound reported after the change names a limit the change did not lift.
 #include <gtest/gtest.h>
 
@@ -102,7 +104,7 @@ void check_grid(const TierCase& tc) {
       const Bound lifted = change.memory ? Bound::Memory : Bound::Compute;
       const Bound other = change.memory ? Bound::Compute : Bound::Memory;
       if (a.bound == lifted && b.bound == lifted) {
-        EXPECT_GE(body_speedup, 1.6) << "stays " << bound_name(lifted) << "-bound but does not follow: " << where;
+        EXPECT_GE(body_speedup, 1.5) << "stays " << bound_name(lifted) << "-bound but does not follow: " << where;
       }
       if (a.bound == other && b.bound == other) {
         EXPECT_LE(body_speedup, 1.25) << bound_name(other) << "-bound kernel moved with the other resource: " << where;
