@@ -1,6 +1,7 @@
 // `kernelsight step`: every kernel of one engine step on one GPU, priced in a tier, as CSV.
 // Answers "which kernels dominate decode at batch 64?" and feeds `scripts/plot.py roofline`:
 // each row carries the GPU's roofs for its dtype, so the plot needs nothing else.
+#include <array>
 #include <cstdio>
 #include <iostream>
 #include <numeric>
@@ -189,12 +190,12 @@ int cmd_step(const std::vector<std::string>& args) {
     std::string csv =
         "section,kernel,op,phase,dtype,m,n,k,count,flops,bytes,intensity,predicted_us,roofline_us,bound,efficiency,"
         "achieved_tflops,total_us,share,peak_tflops,hbm_gbps\n";
-    double by_bound[4] = {0, 0, 0, 0};
+    std::array<double, kernels::kNumBounds> by_bound{};
     for (const Row& r : rows) {
       const kernels::Kernel& k = *r.k;
       const bool comm = kernels::is_collective(k.op);
       const double total = r.c.seconds * r.count;
-      by_bound[static_cast<int>(r.c.bound)] += total;
+      by_bound[static_cast<std::size_t>(r.c.bound)] += total;
       csv += std::string(r.section) + "," + k.name + "," + std::string(kernels::op_name(k.op)) + "," +
              std::string(kernels::phase_name(k.phase)) + "," + std::string(kernels::dtype_name(k.dtype)) + "," +
              std::to_string(k.m) + "," + std::to_string(k.n) + "," + std::to_string(k.k) + "," +
@@ -213,7 +214,7 @@ int cmd_step(const std::vector<std::string>& args) {
     }
     std::cerr << "step of " << model.name << " on " << gpu.name << " (" << tier_text << ", tp " << tp << "): "
               << rows.size() << " kernels, GPU time " << fmt("%.1f", step_s * 1e6) << " us";
-    for (int b = 0; b < 4; ++b)
+    for (std::size_t b = 0; b < by_bound.size(); ++b)
       if (by_bound[b] > 0)
         std::cerr << ", " << kernels::bound_name(static_cast<kernels::Bound>(b)) << " "
                   << fmt("%.0f", 100 * by_bound[b] / step_s) << "%";
