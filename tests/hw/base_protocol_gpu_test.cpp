@@ -12,6 +12,7 @@
 #include "hw/host/host_cpu.hpp"
 #include "proto/payload_pool.hpp"
 #include "sc_modules/sim/sim.hpp"
+#include "tests/support/hand_kernels.hpp"
 #include "tests/support/schema_params.hpp"
 
 using namespace ks;
@@ -21,16 +22,9 @@ namespace {
 static_assert(offsetof(hw::KernelDescriptor, flops) == 0, "the accelerator reads FLOPs from byte 0");
 
 sc_core::sc_time ns(double v) { return sc_core::sc_time(v, sc_core::SC_NS); }
-sc_core::sc_time us(double v) { return sc_core::sc_time(v, sc_core::SC_US); }
+using test_support::us;
 
-kernels::Kernel kernel(double flops) {
-  kernels::Kernel k{};
-  k.op = kernels::OpKind::Gemm;
-  k.name = "test_kernel";
-  k.dtype = kernels::DType::BF16;
-  k.flops = flops;
-  return k;
-}
+kernels::Kernel kernel(double flops) { return test_support::gemm_of_flops(flops); }
 
 struct Bench {
   base_protocol_gpu::SystolicAccelerator accel{"accel", ns(1), 1024, 500};

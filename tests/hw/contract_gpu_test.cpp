@@ -15,6 +15,7 @@
 #include "kernels/gpu_spec.hpp"
 #include "kernels/step_decomposer.hpp"
 #include "sc_modules/sim/sim.hpp"
+#include "tests/support/hand_kernels.hpp"
 #include "tests/support/schema_params.hpp"
 #include "tests/support/step_time.hpp"
 
@@ -27,16 +28,9 @@ std::unique_ptr<hw::HostCpu> make_host(const std::string& yaml) {
   return entry.make("host", test_support::resolve_params(yaml, entry.schema));
 }
 
-sc_core::sc_time us(double v) { return sc_core::sc_time(v, sc_core::SC_US); }
+using test_support::us;
 
-kernels::Kernel kernel(double flops) {
-  kernels::Kernel k{};
-  k.op = kernels::OpKind::Gemm;
-  k.name = "test_kernel";
-  k.dtype = kernels::DType::BF16;
-  k.flops = flops;
-  return k;
-}
+kernels::Kernel kernel(double flops) { return test_support::gemm_of_flops(flops); }
 
 // Six kernels in launch order: pre 1 MFLOP; two layers of (4 MFLOP, 0 FLOP); post 2 MFLOP.
 // On a 1 TFLOP/s engine with a 3 us launch latency they take 4, 7, 3, 7, 3, 5 us.
@@ -159,11 +153,7 @@ TEST(ContractGpu, TpGroupOfTimedRanksOnAUserInterconnectTakesTheHandComputedTime
   user_interconnect::Crossbar xbar("xbar", us(5), 100e9);
   group.fabric_socket.bind(xbar.socket);
   host->gpu_socket.bind(group.socket);
-  kernels::Kernel ar{};
-  ar.op = kernels::OpKind::AllReduce;
-  ar.name = "all_reduce";
-  ar.dtype = kernels::DType::BF16;
-  ar.bytes = 1e6;
+  const kernels::Kernel ar = test_support::all_reduce_of(1e6);
   kernels::StepKernels step;
   step.per_layer = {kernel(4e6), ar, kernel(2e6)};
   step.num_layers = 1;

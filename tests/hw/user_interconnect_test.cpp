@@ -10,12 +10,13 @@
 #include "hw/gpu/tp_group.hpp"
 #include "hw/host/host_cpu.hpp"
 #include "sc_modules/sim/sim.hpp"
+#include "tests/support/hand_kernels.hpp"
 #include "tests/support/schema_params.hpp"
 
 using namespace ks;
 
 namespace {
-sc_core::sc_time us(double v) { return sc_core::sc_time(v, sc_core::SC_US); }
+using test_support::us;
 }  // namespace
 
 // Two H100s (roofline, no kernel overhead) in a TP group; host costs nothing. Each of two layers
@@ -44,11 +45,7 @@ TEST(UserInterconnect, CrossbarCarriesTheTpGroupsAllReducesWithTheHandComputedTi
   gemm.dtype = kernels::DType::BF16;
   gemm.m = gemm.n = gemm.k = 4096;
   gemm.flops = 2.0 * 4096 * 4096 * 4096;
-  kernels::Kernel ar{};
-  ar.op = kernels::OpKind::AllReduce;
-  ar.name = "all_reduce";
-  ar.dtype = kernels::DType::BF16;
-  ar.bytes = 1e6;
+  const kernels::Kernel ar = test_support::all_reduce_of(1e6);
   kernels::StepKernels step;
   step.per_layer = {gemm, ar};
   step.num_layers = 2;
