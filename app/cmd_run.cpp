@@ -13,10 +13,14 @@
 #include "app/commands.hpp"
 #include "app/interrupt.hpp"
 #include "app/outputs.hpp"
+#include "app/prediction_intervals.hpp"
+#include "app/child_process.hpp"
 #include "app/progress_bar.hpp"
 #include "app/simulation.hpp"
 #include "base/config/error.hpp"
 #include "base/util/atomic_file.hpp"
+
+#include <yaml-cpp/yaml.h>
 
 namespace po = boost::program_options;
 
@@ -45,6 +49,9 @@ int cmd_run(const std::vector<std::string>& args) {
   std::string trace_path;
   util::TraceOptions trace_options;
   bool exact = false;
+  int intervals = 0;
+  int jobs = 0;
+  std::string uncertainty_path;
   opts.add_options()("help,h", "show this help")(
       "set,s", po::value(&overrides)->composing(),
       "override a scenario value: --set workload.rate=8/s (repeatable)")(
@@ -58,7 +65,14 @@ int cmd_run(const std::vector<std::string>& args) {
       "trace-limit", po::value(&trace_options.limit)->default_value(trace_options.limit),
       "keep at most this many trace events; later ones are dropped and the file says so")(
       "trace-kernel-steps", po::value(&trace_options.kernel_steps)->default_value(trace_options.kernel_steps),
-      "engine steps traced kernel by kernel; later steps get one event per step and stream");
+      "engine steps traced kernel by kernel; later steps get one event per step and stream")(
+      "intervals", po::value(&intervals)->default_value(0),
+      "also run N samples of the kernel model's error (per-class multipliers from its validation) and "
+      "report 90% prediction intervals of TTFT, TPOT, ITL, E2EL and throughput (e.g. --intervals 20)")(
+      "uncertainty", po::value(&uncertainty_path),
+      "kernel-model residual quantiles for --intervals (default: the shipped "
+      "data/calibration/uncertainty.yaml; format in docs/kernel-model.md)")(
+      "jobs,j", po::value(&jobs)->default_value(0), "parallel processes for --intervals (default: all cores)");
   po::options_description hidden;
   hidden.add_options()("scenario", po::value(&scenario_path));
   po::options_description all;
@@ -83,6 +97,11 @@ int cmd_run(const std::vector<std::string>& args) {
     return kExitBadInput;
   }
 
+  if (intervals < 0 || intervals == 1) {
+    std::cerr << "kernelsight run: --intervals needs at least 2 samples (e.g. --intervals 20), got " << intervals
+              << "\n";
+    return kExitBadInput;
+  }
   return run_reporting_errors([&] {
     config::Document scenario = config::Document::load_file(scenario_path);
     for (const auto& assignment : overrides) scenario.apply_override(assignment);
@@ -110,6 +129,27 @@ int cmd_run(const std::vector<std::string>& args) {
       report["partial"] = true;
       report["simulated_until_s"] = sim.now_seconds();
     }
+    if (complete && intervals > 0) {
+      IntervalRequest request;
+      request.scenario_path = scenario_path;
+      request.overrides = overrides;
+      if (exact) request.overrides.insert(request.overrides.end(), std::begin(kExactOverrides), std::end(kExactOverrides));
+      const YAML::Node gpu = YAML::Load(scenario.resolved_yaml())["hardware"]["gpu"];
+      if (gpu["kind"] && gpu["kind"].as<std::string>() != "catalog")
+        throw std::runtime_error("--intervals samples the kernel model of GPUs of kind 'catalog'; hardware.gpu.kind is '" +
+                                 gpu["kind"].as<std::string>() + "'");
+      request.tier = gpu["tier"] ? gpu["tier"].as<std::string>() : "cross-gen";
+      request.user_scales = gpu["kernel_time_scale"] ? gpu["kernel_time_scale"].as<std::string>() : "";
+      request.work_dir = dir + "/intervals";
+      request.samples = intervals;
+      request.jobs = jobs > 0 ? jobs : available_cores();
+      request.seed = report.value("seed", std::uint64_t{0});
+      const std::string upath =
+          uncertainty_path.empty() ? kernels::KernelUncertainty::shipped_path() : uncertainty_path;
+      const kernels::KernelUncertainty u =
+          uncertainty_path.empty() ? kernels::KernelUncertainty::shipped() : kernels::KernelUncertainty::load(upath);
+      report["intervals"] = run_intervals(request, u, upath);
+    }
     util::write_file_atomically(dir + "/summary.json", report.dump(2) + "\n");
     util::write_file_atomically(dir + "/requests.csv", requests_csv(sim));
     util::write_file_atomically(dir + "/kernels.csv", kernels_csv(sim));
@@ -127,6 +167,7 @@ int cmd_run(const std::vector<std::string>& args) {
     }
     if (!quiet) {
       std::cout << serving::format_table(summary);
+      if (report.contains("intervals")) std::cout << format_intervals(report["intervals"]);
       if (slo.any()) std::printf("%-40s %-10.2f\n", "Request goodput (req/s):", report["request_goodput"].get<double>());
     }
     std::fprintf(stderr, "simulated %.3f s in %.3f s wall (%llu steps, %llu kernels); results in %s/\n",

@@ -76,11 +76,15 @@ int cmd_validate(const std::vector<std::string>& args) {
     std::cout << kernels::format_report(kernels::evaluate(rows, predict, roofline),
                                         std::string(kernels::tier_name(*tier)));
     if (!rows_out.empty()) {
-      std::string csv = "model,label,op,m,n,k,tokens,hidden,measured_us,predicted_us,roofline_us\n";
+      std::string csv = "model,label,op,class,dtype,m,n,k,tokens,hidden,measured_us,predicted_us,roofline_us\n";
       char buf[512];
       for (const auto& m : rows) {
-        std::snprintf(buf, sizeof buf, "%s,%s,%s,%lld,%lld,%lld,%lld,%lld,%.6g,%.6g,%.6g\n", m.model.c_str(),
-                      m.label.c_str(), m.shape.op.c_str(), static_cast<long long>(m.shape.m),
+        kernels::KernelClass cls;
+        const std::string cls_name =
+            kernels::kernel_class(m.kernel.op, &cls) ? std::string(kernels::class_name(cls)) : std::string("-");
+        std::snprintf(buf, sizeof buf, "%s,%s,%s,%s,%s,%lld,%lld,%lld,%lld,%lld,%.6g,%.6g,%.6g\n", m.model.c_str(),
+                      m.label.c_str(), m.shape.op.c_str(), cls_name.c_str(),
+                      std::string(kernels::dtype_name(m.kernel.dtype)).c_str(), static_cast<long long>(m.shape.m),
                       static_cast<long long>(m.shape.n), static_cast<long long>(m.shape.k),
                       static_cast<long long>(m.shape.tokens), static_cast<long long>(m.shape.hidden),
                       m.seconds * 1e6, predict(m) * 1e6, roofline(m) * 1e6);

@@ -1,5 +1,6 @@
 #include "kernels/kernel_cost_model.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <stdexcept>
 
@@ -9,6 +10,7 @@ KernelCostModel::KernelCostModel(Tier tier, GpuSpec gpu, std::shared_ptr<const E
                                  double roofline_launch_s)
     : tier_(tier), gpu_(std::move(gpu)), model_(std::move(model)), roofline_launch_s_(roofline_launch_s) {
   if (tier_ != Tier::Roofline && !model_) throw std::invalid_argument("a learned tier needs an efficiency model");
+  scales_.fill(1.0);
 }
 
 void KernelCostModel::set_calibrated_gpu(GpuSpec calibrated) {
@@ -34,11 +36,32 @@ std::uint64_t KernelCostModel::hash(const Key& key) {
   return h ^ (h >> 29);  // the slot index uses the low bits
 }
 
+KernelCost KernelCostModel::price(const Kernel& kernel) const {
+  KernelCost c = tier_ == Tier::Roofline ? roofline_cost(kernel, gpu_, roofline_launch_s_)
+                                         : model_->cost(kernel, gpu_, calibrated_.get());
+  KernelClass cls;
+  if (scaled_ && kernel_class(kernel.op, &cls)) {
+    const double s = scales_[static_cast<std::size_t>(cls)];
+    c.seconds *= s;
+    c.compute_seconds *= s;
+    c.memory_seconds *= s;
+    c.launch_seconds *= s;
+    c.efficiency /= s;
+  }
+  return c;
+}
+
+void KernelCostModel::set_time_scales(const std::array<double, kNumKernelClasses>& scales) {
+  scales_ = scales;
+  scaled_ = std::any_of(scales.begin(), scales.end(), [](double s) { return s != 1.0; });
+  memo_.clear();
+}
+
 KernelCost KernelCostModel::cost(const Kernel& kernel) const {
   ++lookups_;
   if (!memoise_) {
     ++misses_;
-    return tier_ == Tier::Roofline ? roofline_cost(kernel, gpu_, roofline_launch_s_) : model_->cost(kernel, gpu_, calibrated_.get());
+    return price(kernel);
   }
   const Key key{kernel.op,    kernel.dtype, kernel.m,     kernel.n,    kernel.k,
                 kernel.batch, kernel.heads, kernel.flops, kernel.bytes};
@@ -46,8 +69,7 @@ KernelCost KernelCostModel::cost(const Kernel& kernel) const {
   Slot& slot = memo_[hash(key) & (kSlots - 1)];
   if (slot.used && slot.key == key) return slot.cost;
   ++misses_;
-  const KernelCost c = tier_ == Tier::Roofline ? roofline_cost(kernel, gpu_, roofline_launch_s_)
-                                               : model_->cost(kernel, gpu_, calibrated_.get());
+  const KernelCost c = price(kernel);
   slot = Slot{key, c, true};
   return c;
 }

@@ -5,6 +5,7 @@
 // batch's context lengths, so their keys rarely repeat, and a map grew with them (allocation,
 // page faults, cache misses). A colliding shape simply overwrites the slot; costs are pure
 // functions of the key, so results never depend on what the cache holds.
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -24,6 +25,9 @@ class KernelCostModel {
   // `gpu` is a what-if variant of `calibrated` (the GPU the model's residual was learned on):
   // the residual is read at `calibrated`, the bounds at `gpu` (EfficiencyModel::cost).
   void set_calibrated_gpu(GpuSpec calibrated);
+  // Multiplies every kernel of a class by scales[class] (1 = as predicted): a what-if on the
+  // kernel model itself, and how `run --intervals` samples its uncertainty.
+  void set_time_scales(const std::array<double, kNumKernelClasses>& scales);
 
   KernelCost cost(const Kernel& kernel) const;
   // Off: every call prices the kernel afresh (the `--exact` reference; results are the same).
@@ -58,6 +62,9 @@ class KernelCostModel {
   std::unique_ptr<const GpuSpec> calibrated_;  // null: gpu_ is the calibrated GPU itself
   std::shared_ptr<const EfficiencyModel> model_;
   double roofline_launch_s_;
+  std::array<double, kNumKernelClasses> scales_;
+  bool scaled_ = false;
+  KernelCost price(const Kernel& kernel) const;
   mutable std::vector<Slot> memo_;  // kSlots entries, allocated on first use
   mutable std::uint64_t lookups_ = 0, misses_ = 0;
   bool memoise_ = true;

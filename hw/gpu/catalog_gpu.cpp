@@ -11,6 +11,7 @@
 #include "kernels/gpu_catalog.hpp"
 #include "kernels/gpu_override.hpp"
 #include "kernels/kernel_cost_model.hpp"
+#include "kernels/kernel_uncertainty.hpp"
 #include "kernels/spec_error.hpp"
 
 namespace ks::hw {
@@ -44,6 +45,12 @@ class CatalogGpu final : public GpuModule {
     const bool what_if = std::any_of(spec.sources.begin(), spec.sources.end(),
                                      [](const auto& s) { return s.second == "override"; });
     if (what_if) costs.set_calibrated_gpu(base_spec(args.params));
+    try {
+      costs.set_time_scales(kernels::parse_class_scales(args.params.string("kernel_time_scale")));
+    } catch (const std::invalid_argument& e) {
+      throw config::ConfigError(args.params.mark("kernel_time_scale"), args.params.path() + ".kernel_time_scale",
+                                e.what());
+    }
     return costs;
   }
 
@@ -116,6 +123,10 @@ const bool registered = [] {
       .quantity("kernel_overhead", config::Dim::Time, std::string("2us"),
                 "fixed GPU-side time per kernel of the roofline tier (the learned tiers fit their own)", 0.0,
                 false)
+      .string("kernel_time_scale", std::string(""),
+              "multiply the predicted time of kernel classes, e.g. gemm=1.1,attention_decode=0.9 (classes: "
+              "gemm, attention_prefill, attention_decode, norm, activation, add, rope, embedding); a what-if "
+              "on the kernel model, and how `run --intervals` samples its uncertainty; empty = as predicted")
       .flag("memoise", true,
             "remember each kernel shape's cost (a pure function of the shape; off only for the --exact "
             "reference run)");

@@ -35,9 +35,14 @@ def engine_sets(engine, tp, offline):
     return sets
 
 
+INTERVALS = 0  # --intervals: samples of the kernel model's error per run (0: point predictions only)
+
+
 def run(cli, scenario, sets, out, tier):
     cmd = [cli, "run", os.path.join(ROOT, "scenarios/validation", scenario), "-q", "--out", out,
            "--set", f"hardware.gpu.tier={tier}"]
+    if INTERVALS:
+        cmd += ["--intervals", str(INTERVALS)]
     for s in sets:
         cmd += ["--set", s]
     done = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
@@ -58,8 +63,16 @@ def main():
                          "cross-gen leaves every Hopper GPU out, target uses the shipped AIConfigurator calibrations "
                          "of the row's engine")
     ap.add_argument("--only-hopper", action="store_true", help="only the H100 and H200 rows")
+    ap.add_argument("--intervals", type=int, default=0,
+                    help="run each row with `run --intervals N` and report how many measurements fall in the 90%% band")
     args = ap.parse_args()
-    rows = []  # (label, metric, measured, predicted)
+    global INTERVALS
+    INTERVALS = args.intervals
+    rows = []  # (label, metric, measured, predicted, band (p5, p95) or None)
+
+    def add(label, metric, measured, s, key):
+        band = s.get("intervals", {}).get("metrics", {}).get(key)
+        rows.append((label, metric, measured, s[key], (band["p5"], band["p95"]) if band else None))
 
     with open(os.path.join(ROOT, "data/e2e/a100_trtllm_max_throughput.csv")) as f:
         for i, r in enumerate(csv.DictReader(f)):
@@ -90,7 +103,7 @@ def main():
                 print(f"skipped {label}: {e}", file=sys.stderr)
                 continue
             metric = "throughput" if tp == 1 else "throughput TP"
-            rows.append((label, metric, float(r["throughput_tok_s"]), s["output_throughput"]))
+            add(label, metric, float(r["throughput_tok_s"]), s, "output_throughput")
 
     # Serving benchmarks: A100 rows on the requested tier; H100 rows (no H100 sweep shipped) on
     # cross-gen unless roofline is asked for, and summarised apart.
@@ -108,11 +121,11 @@ def main():
                 s = run(args.cli, scenario, sets, os.path.join(args.out, f"serving_{group.strip()}{i}"), tier)
                 label = f"{group}{r['model'].replace('-Instruct', '')} {r['engine'].split(' (')[0]} {rate}"
                 if offline:
-                    rows.append((label, group + "throughput", float(r["throughput_tok_s"]), s["output_throughput"]))
+                    add(label, group + "throughput", float(r["throughput_tok_s"]), s, "output_throughput")
                 else:
-                    rows.append((label, group + "median TTFT ms", float(r["ttft_ms_p50"]), s["median_ttft_ms"]))
-                    rows.append((label, group + "median TPOT ms", float(r["tpot_ms_p50"]), s["median_tpot_ms"]))
-                    rows.append((label, group + "median ITL ms", float(r["itl_ms"]), s["median_itl_ms"]))
+                    add(label, group + "median TTFT ms", float(r["ttft_ms_p50"]), s, "median_ttft_ms")
+                    add(label, group + "median TPOT ms", float(r["tpot_ms_p50"]), s, "median_tpot_ms")
+                    add(label, group + "median ITL ms", float(r["itl_ms"]), s, "median_itl_ms")
 
     # TensorRT-LLM's online serving table (Triton backend, H100 and H200, cross-gen tier): mean TTFT
     # and ITL at every rate; output throughput only at the unlimited rate (below it, it is the rate).
@@ -128,20 +141,33 @@ def main():
             s = run(args.cli, "trtllm_online_serving.yaml", sets, os.path.join(args.out, f"trtllm_online_{i}"), h100_tier)
             group = "H100/H200 "
             label = f"{group}TRT-LLM {r['model']} TP{tp} {r['gpu'].split()[0]} {r['isl']}/{r['osl']} QPS {qps}"
-            rows.append((label, group + "mean TTFT ms", float(r["mean_ttft_ms"]), s["mean_ttft_ms"]))
-            rows.append((label, group + "mean ITL ms", float(r["mean_itl_ms"]), s["mean_itl_ms"]))
+            add(label, group + "mean TTFT ms", float(r["mean_ttft_ms"]), s, "mean_ttft_ms")
+            add(label, group + "mean ITL ms", float(r["mean_itl_ms"]), s, "mean_itl_ms")
             if qps == "INF":
-                rows.append((label, group + "throughput", float(r["output_tok_s"]), s["output_throughput"]))
+                add(label, group + "throughput", float(r["output_tok_s"]), s, "output_throughput")
 
-    print(f"{'row':<58} {'metric':<22} {'measured':>10} {'predicted':>10} {'error':>8}")
-    errors = {}
-    for label, metric, measured, predicted in rows:
+    print(f"{'row':<58} {'metric':<22} {'measured':>10} {'predicted':>10} {'error':>8}" +
+          (f" {'90% band':>21}" if args.intervals else ""))
+    errors, inside = {}, {}
+    for label, metric, measured, predicted, band in rows:
         err = (predicted - measured) / measured
         errors.setdefault(metric, []).append(abs(err))
-        print(f"{label:<58} {metric:<22} {measured:>10.2f} {predicted:>10.2f} {err:>+7.1%}")
+        line = f"{label:<58} {metric:<22} {measured:>10.2f} {predicted:>10.2f} {err:>+7.1%}"
+        if band:
+            hit = band[0] <= measured <= band[1]
+            inside.setdefault(metric, []).append(hit)
+            line += f" {band[0]:>9.2f} - {band[1]:<9.2f}{' in' if hit else ' OUT'}"
+        print(line)
     print()
     for metric, errs in errors.items():
         print(f"median absolute error, {metric:<22}: {statistics.median(errs):6.1%} over {len(errs)} rows")
+    if inside:
+        print()
+        hits = [h for v in inside.values() for h in v]
+        for metric, v in inside.items():
+            print(f"90% band holds the measurement, {metric:<22}: {sum(v)}/{len(v)} rows ({sum(v) / len(v):.0%})")
+        print(f"90% band holds the measurement, all rows: {sum(hits)}/{len(hits)} ({sum(hits) / len(hits):.0%}); "
+              f"{args.intervals} samples per row")
     print(f"kernel tier: {'(A100 rows skipped)' if args.only_hopper else args.tier} (H100 and H200 rows: {h100_tier})")
 
 
