@@ -85,6 +85,11 @@ int cmd_compare(const std::vector<std::string>& args) {
       return kExitBadInput;
     }
     std::cout << format_comparison(rows);
+    const auto m = measured.metrics.find("completed");
+    const auto p = predicted.find("completed");
+    if (m != measured.metrics.end() && p != predicted.end() && m->second != p->second)
+      std::cout << "note: the measured run completed " << m->second << " requests, the prediction " << p->second
+                << ": does the scenario describe the measured workload (num_requests, rate, lengths)?\n";
     return kExitOk;
   });
 }

@@ -334,7 +334,11 @@ GpuSpec parse(std::string_view yaml_text, const std::string& origin, bool allow_
   } catch (const YAML::Exception& e) {
     throw SpecError(origin + ":" + std::to_string(e.mark.line + 1), "", "not valid YAML: " + e.msg);
   }
-  return Loader(root, origin, allow_base).load();
+  try {
+    return Loader(root, origin, allow_base).load();
+  } catch (const YAML::Exception& e) {  // e.g. a mapping used as a key: not a spec file at all
+    throw SpecError(origin + ":" + std::to_string(e.mark.line + 1), "", "not a GPU spec: " + e.msg);
+  }
 }
 
 }  // namespace

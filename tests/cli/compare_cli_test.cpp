@@ -56,7 +56,7 @@ std::map<std::string, std::vector<std::string>> rows(const std::string& out) {
       body = true;
       continue;
     }
-    if (!body || line.rfind("mean |error|", 0) == 0) continue;
+    if (!body || line.rfind("mean |error|", 0) == 0 || line.rfind("note: ", 0) == 0) continue;
     std::istringstream cols(line);
     std::string name, a, b, c;
     if (cols >> name >> a >> b >> c) table[name] = {a, b, c};
@@ -143,6 +143,7 @@ TEST(CompareCli, ScenarioIsSimulatedLikeRun) {
     EXPECT_EQ(t.at(metric).at(2), e) << metric;
   }
   EXPECT_EQ(t.at("completed"), (std::vector<std::string>{"1000.00", "20.00", "-98.0%"}));
+  EXPECT_NE(r.out.find("note: the measured run completed 1000 requests, the prediction 20"), std::string::npos) << r.out;
 }
 
 TEST(CompareCli, UsageErrors) {

@@ -132,6 +132,8 @@ TEST(GpuCatalog, MalformedSpecsNameFileLineAndKey) {
                 .find("whole number"),
             std::string::npos);
   EXPECT_NE(error_of("name: [unclosed").find("my_gpu.yaml:"), std::string::npos);
+  EXPECT_NE(error_of("name: x\n? [a, b]\n: 1\n").find("my_gpu.yaml:"), std::string::npos);  // a list as a key
+  EXPECT_EQ(error_of(""), "my_gpu.yaml: expected a mapping of GPU fields");
   try {
     load_gpu_spec("no/such/gpu.yaml");
     FAIL();
