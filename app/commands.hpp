@@ -23,6 +23,7 @@ int cmd_validate_collectives(const std::vector<std::string>& args);
 int cmd_fit_host(const std::vector<std::string>& args);
 int cmd_step(const std::vector<std::string>& args);
 int cmd_check(const std::vector<std::string>& args);
+int cmd_compare(const std::vector<std::string>& args);
 int cmd_sweep(const std::vector<std::string>& args);
 int cmd_sweep_task(const std::vector<std::string>& args);
 int cmd_merge(const std::vector<std::string>& args);

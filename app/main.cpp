@@ -8,15 +8,23 @@
 
 #include "app/commands.hpp"
 #include "app/plugins.hpp"
+#include "app/version.hpp"  // generated from app/version.hpp.in
 #include "sc_modules/sim/kernel_setup.hpp"
 
 namespace {
+
+void print_version(std::ostream& out) {
+  out << "kernelsight " << ks::app::kVersion;
+  if (*ks::app::kGitCommit != '\0') out << " (git " << ks::app::kGitCommit << ")";
+  out << "\n";
+}
 
 void print_usage(std::ostream& out) {
   out << "usage: kernelsight <command> [options]\n\n"
          "commands:\n"
          "  run SCENARIO.yaml [--set key=value]... [--out DIR]   simulate a serving scenario\n"
-         "  check SCENARIO.yaml [--set key=value]...             check a scenario without simulating it\n"
+         "  check SCENARIO.yaml [--set key=value]...             check a scenario, print what it resolves to\n"
+         "  compare SCENARIO.yaml --measured FILE.json           measured (vllm bench / SGLang) vs predicted\n"
          "  sweep SWEEP.yaml [-j N] [--out DIR] [--emit slurm]   runs over a grid/list of overrides -> sweep.csv\n"
          "  merge DIR                                            gather a (Slurm) sweep's points into sweep.csv\n"
          "  capacity SCENARIO.yaml --slo S --find rate|replicas  highest rate / fewest replicas meeting SLOs\n"
@@ -29,7 +37,8 @@ void print_usage(std::ostream& out) {
          "  collective --topology T --kind K --gpus N --bytes B  predicted time of one collective\n"
          "  validate-collectives [--out FILE.md]                 measured vs predicted collectives\n"
          "  fit-host [--measurements a100|a40|F.csv]...          fit host CPU overheads, leave-one-model-out error\n"
-         "  step --model M --gpu G --decode N --context C         every kernel of one step, priced, as CSV\n\n"
+         "  step --model M --gpu G --decode N --context C         every kernel of one step, priced, as CSV\n"
+         "  version                                              version and git commit (also --version)\n\n"
          "Every command takes --plugin LIB.so (repeatable): a shared library registering more kinds.\n"
          "`kernelsight <command> --help` describes each command.\n";
 }
@@ -45,6 +54,10 @@ int sc_main(int argc, char* argv[]) {
   }
   const std::string command = args.front();
   args.erase(args.begin());
+  if (command == "--version" || command == "-V" || command == "version") {
+    print_version(std::cout);
+    return ks::app::kExitOk;
+  }
   try {
     ks::app::load_plugins(args);
   } catch (const std::invalid_argument& e) {
@@ -67,6 +80,7 @@ int sc_main(int argc, char* argv[]) {
   if (command == "fit-host") return ks::app::cmd_fit_host(args);
   if (command == "step") return ks::app::cmd_step(args);
   if (command == "check") return ks::app::cmd_check(args);
+  if (command == "compare") return ks::app::cmd_compare(args);
   if (command == "sweep") return ks::app::cmd_sweep(args);
   if (command == "sweep-task") return ks::app::cmd_sweep_task(args);
   if (command == "merge") return ks::app::cmd_merge(args);

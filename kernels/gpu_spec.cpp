@@ -31,7 +31,7 @@ const GpuSpec& preset(std::size_t i) {
   if (!parsed[i]) {
     const EmbeddedFile& file = builtin_gpu_files()[i];
     parsed[i] = std::make_unique<const GpuSpec>(
-        parse_gpu_spec(file.text, "data/gpus/" + std::string(file.name) + ".yaml"));
+        parse_catalog_gpu_spec(file.text, "data/gpus/" + std::string(file.name) + ".yaml"));
   }
   return *parsed[i];
 }

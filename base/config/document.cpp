@@ -259,6 +259,22 @@ struct Document::Impl {
     return mark_at(path, entry.value.IsNull() ? entry.key : entry.value);
   }
 
+  // A key of `map` that no section read and that looks like a misspelling of `wanted` (which is
+  // missing): `workloda:` for `workload:`. Reported as that unknown key, at its line, instead of
+  // only "missing required section 'workload'".
+  void throw_if_misspelt(const YAML::Node& map, const std::string& path, const std::string& wanted,
+                         const std::string& missing) const {
+    auto visited = known.find(path);
+    for (auto it = map.begin(); it != map.end(); ++it) {
+      const std::string key = it->first.Scalar();
+      if (key == wanted || (visited != known.end() && visited->second.count(key) != 0)) continue;
+      if (did_you_mean(key, {wanted}) != wanted) continue;
+      const std::string child = join(path, key);
+      throw ConfigError(mark_at(child, it->first), child,
+                        "unknown key (did you mean '" + wanted + "'? " + missing + ")");
+    }
+  }
+
   void check_unused(const YAML::Node& map, const std::string& path) const {
     auto visited = known.find(path);
     for (auto it = map.begin(); it != map.end(); ++it) {
@@ -310,7 +326,10 @@ Section Section::section(const std::string& key, bool required) const {
   YAML::Node map = impl.section_node(path_);
   std::optional<Entry> entry = find_entry(map, key);
   if (!entry) {
-    if (required) throw ConfigError(mark(), child, "missing required section");
+    if (required) {
+      impl.throw_if_misspelt(map, path_, key, "the required section '" + child + "' is missing");
+      throw ConfigError(mark(), child, "missing required section");
+    }
     map[key] = YAML::Node(YAML::NodeType::Map);
     impl.set_synthetic(child, mark());
   } else if (entry->value.IsNull()) {
@@ -331,7 +350,10 @@ std::string Section::kind(const std::optional<std::string>& default_kind) const 
   YAML::Node map = impl.section_node(path_);
   std::optional<Entry> entry = find_entry(map, "kind");
   if (!entry || entry->value.IsNull()) {
-    if (!default_kind) throw ConfigError(mark(), path_, "missing required key 'kind'");
+    if (!default_kind) {
+      if (!entry) impl.throw_if_misspelt(map, path_, "kind", "the required key 'kind' is missing");
+      throw ConfigError(mark(), path_, "missing required key 'kind'");
+    }
     map["kind"] = *default_kind;
     impl.set_synthetic(key, {kDefaultOrigin});
     return *default_kind;
@@ -370,6 +392,7 @@ Params Section::resolve(const Schema& schema) const {
     if (entry)
       throw ConfigError(impl.value_mark(key, *entry), key,
                         "expected " + expectation(spec) + ", got an empty value");
+    impl.throw_if_misspelt(map, path_, spec.name, "the required key '" + spec.name + "' is missing");
     throw ConfigError(mark(), path_, "missing required key '" + spec.name + "'");
   }
   return params;

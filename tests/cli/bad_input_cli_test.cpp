@@ -232,6 +232,32 @@ std::vector<BadInput> catalogue() {
        {"unknown GPU 'h900'", "kernelsight list"}},
       {"UnknownKernelEngine", {{"s.yaml", with("    spec: h100_sxm\n", "    spec: h100_sxm\n    kernel_engine: tgi\n")}},
        run, {"s.yaml:", "hardware.gpu.kernel_engine", "tgi"}},
+      // Issue 20: a misspelt required section is the unknown key, at its line, with the suggestion.
+      {"MisspeltRequiredSection", {{"s.yaml", with("workload:\n", "workloda:\n")}}, run,
+       {"s.yaml:8:1:", "key 'workloda': unknown key (did you mean 'workload'?", "required section 'workload' is missing"}},
+      // A GPU spec file: every problem in one run, each with its line.
+      {"GpuSpecFileEveryProblem",
+       {{"s.yaml", with("    spec: h100_sxm\n", "    spec_file: g.yaml\n")},
+        {"g.yaml", "name: g\nbase: h100_sxm\nsources: {me: x}\nhbm_bandwith: {value: 6TB/s, source: me}\n"
+                   "memory: {value: 96GB/s, source: me}\npeak_dense:\n  bf8: {value: 1PFLOPS, source: me}\n"}},
+       run,
+       {"s.yaml:7:", "hardware.gpu.spec_file", "g.yaml: 3 problems in the GPU spec:",
+        "g.yaml:4: key 'hbm_bandwith': unknown key (did you mean 'hbm_bandwidth'?",
+        "g.yaml:5: key 'memory.value': expected a size in bytes such as '80GiB', got '96GB/s'",
+        "g.yaml:7: key 'peak_dense.bf8': unknown dtype (did you mean"}},
+      {"GpuSpecFileUnknownBase",
+       {{"s.yaml", with("    spec: h100_sxm\n", "    spec_file: g.yaml\n")}, {"g.yaml", "name: g\nbase: h100_smx\n"}}, run,
+       {"hardware.gpu.spec_file", "g.yaml:2: key 'base': unknown GPU 'h100_smx' (did you mean 'h100_sxm'?"}},
+      // compare: a measured file in neither benchmark format, or with a metric that is not a number.
+      {"CompareNeitherFormat", {{"s.yaml", kScenario}, {"m.json", "{\"throughput\": 3, \"latency\": 4}\n"}},
+       "compare s.yaml --measured m.json",
+       {"m.json", "neither a `vllm bench serve --save-result` JSON nor an SGLang", "no metric key", "throughput"}},
+      {"CompareNotJson", {{"s.yaml", kScenario}, {"m.json", "{\"mean_ttft_ms\": 3,\n"}}, "compare s.yaml --measured m.json",
+       {"m.json:1", "not JSON"}},
+      {"CompareMetricNotANumber", {{"s.yaml", kScenario}, {"m.json", "{\n  \"completed\": 5,\n  \"mean_ttft_ms\": \"fast\"\n}\n"}},
+       "compare s.yaml --measured m.json", {"m.json:3", "key 'mean_ttft_ms'", "expected a number, got the string \"fast\""}},
+      {"CompareJsonLinesOutOfRange", {{"s.yaml", kScenario}, {"m.jsonl", "{\"mean_ttft_ms\": 3}\n{\"mean_ttft_ms\": 4}\n"}},
+       "compare s.yaml --measured m.jsonl --line 3", {"m.jsonl", "--line 3", "has 2 JSON lines"}},
       // A regular file where a folder should be: unwritable even for root.
       {"UnwritableOutputFolder", {{"s.yaml", kScenario}, {"blocker", "x"}}, "run s.yaml -q --out blocker/out",
        {"cannot create output directory 'blocker/out'", "--out"}},

@@ -271,6 +271,31 @@ TEST(config_sections, RequiredOptionalAndWrongType) {
   EXPECT_TRUE(resolved["c"].IsMap());
 }
 
+// `workloda:` for `workload:` is the misspelt key, at its line, with the suggestion: not only
+// "missing required section 'workload'" at the top of the file.
+TEST(config_sections, MisspeltRequiredSectionIsReportedAsTheUnknownKey) {
+  Document doc = Document::parse("name: t\nmodel:\n  name: x\nworkloda:\n  kind: poisson\n", "s.yaml");
+  Section root = doc.root();
+  root.section("model");
+  ConfigError e = expect_error([&] { root.section("workload"); });
+  EXPECT_EQ(std::string(e.what()),
+            "s.yaml:4:1: key 'workloda': unknown key (did you mean 'workload'? the required section 'workload' is "
+            "missing)");
+  // Same for a required key of a section and for `kind`.
+  Document keys = Document::parse("workload:\n  rate: 8/s\n  num_reqests: 5\n  knd: poisson\n", "k.yaml");
+  e = expect_error([&] { keys.root().section("workload").resolve(workload_schema()); });
+  EXPECT_EQ(std::string(e.what()),
+            "k.yaml:3:3: key 'workload.num_reqests': unknown key (did you mean 'num_requests'? the required key "
+            "'num_requests' is missing)");
+  e = expect_error([&] { keys.root().section("workload").kind(); });
+  EXPECT_EQ(e.key_path(), "workload.knd");
+  EXPECT_EQ(e.mark().line, 4);
+  // Nothing close: the plain message.
+  Document far = Document::parse("name: t\nengine: {}\n", "f.yaml");
+  e = expect_error([&] { far.root().section("workload"); });
+  EXPECT_EQ(e.detail(), "missing required section");
+}
+
 TEST(config_sections, Kind) {
   Document doc =
       Document::parse("gpu:\n  kind: h100\n  hbm: 80GiB\nhost: {}\nbad:\n  kind: [x]\n", "k.yaml");
