@@ -178,7 +178,17 @@ COLUMN_LABELS = {
     "preemptions": "preemptions",
     "gpu_time_s": "GPU time (s)",
 }
-ENGINES = {"vllm": "vLLM", "vllm_v0": "vLLM v0", "sglang": "SGLang", "trtllm": "TensorRT-LLM"}
+ENGINES = {"vllm": "vLLM", "vllm_v0": "vLLM v0", "sglang": "SGLang", "trtllm": "TensorRT-LLM"}  # profiles
+SCHEDULERS = {"vllm_v1": "vLLM v1 scheduler", "vllm_v0": "vLLM v0 scheduler", "sarathi": "Sarathi-Serve",
+              "orca": "Orca", "static": "static batching"}  # engine.kind, named when no profile is set
+
+
+def engine_name(config):
+    profile = config.get("profile", "")
+    if profile and profile != "none":
+        return ENGINES.get(profile, profile)
+    kind = config.get("engine.kind", "")
+    return SCHEDULERS.get(kind, kind)
 
 
 def column_label(col):
@@ -220,10 +230,22 @@ def forced_log(args):
 def set_scale(ax, axis, log):
     if log:
         (ax.set_xscale if axis == "x" else ax.set_yscale)("log")
-        # Plain numbers on log axes (100, 1000, 10000 rather than 10^2, ...): easier to read off.
+        # Plain numbers on log axes (100, 1000, 10000 rather than 10^2, ...): easier to read off;
+        # where the axis spans less than two decades, 2x and 5x minor ticks are labelled too.
         from matplotlib.ticker import FuncFormatter
-        fmt = FuncFormatter(lambda v, _: f"{v:g}" if v >= 1e-3 else f"{v:.0e}")
-        (ax.xaxis if axis == "x" else ax.yaxis).set_major_formatter(fmt)
+        which = ax.xaxis if axis == "x" else ax.yaxis
+
+        def plain(v):
+            return f"{v:g}" if 1e-3 <= v < 1e7 else f"{v:.0e}"
+
+        def minor(v, _):
+            lo, hi = sorted(which.get_view_interval())
+            if lo <= 0 or hi / lo >= 100:
+                return ""
+            mantissa = v / 10 ** math.floor(math.log10(v) + 1e-9)
+            return plain(v) if round(mantissa) in (2, 5) and abs(mantissa - round(mantissa)) < 1e-6 else ""
+        which.set_major_formatter(FuncFormatter(lambda v, _: plain(v)))
+        which.set_minor_formatter(FuncFormatter(minor))
 
 
 def join_values(values, what):
@@ -243,7 +265,7 @@ def describe(configs, fallback=None):
     dtypes = [c.get("model.dtype", "") for c in configs]
     gpus = [c.get("hardware.gpu.spec", "") or os.path.splitext(os.path.basename(c.get("hardware.gpu.spec_file", "")))[0]
             for c in configs] or fallback.get("gpu", [])
-    engines = [ENGINES.get(c.get("profile", ""), c.get("profile", "")) for c in configs]
+    engines = [engine_name(c) for c in configs]
     model = join_values(models, "models")
     dtype = join_values(dtypes, "dtypes")
     gpu = join_values(gpus, "GPUs")
@@ -376,8 +398,9 @@ def latency_series(args):
     if slo and not slo_cols:
         print(f"note: {path} has none of {', '.join(f'{args.stat}_{m}_ms' for m in slo)}: no point marked as meeting "
               "the SLOs", file=sys.stderr)
-    # Keys with one value in every row separate nothing: left out of the line labels.
-    varying = [k for k in group_keys if len({r[k] for r in rows}) > 1]
+    # Keys with one value in every (successful) row separate nothing: left out of the line labels.
+    good = [r for r in rows if not (r["status"] or "").strip().lower().startswith(("fail", "error", "missing"))]
+    varying = [k for k in group_keys if len({r[k] for r in good}) > 1]
 
     lines = {}
     skipped = 0
