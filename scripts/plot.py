@@ -270,6 +270,8 @@ def describe(configs, fallback=None):
     dtype = join_values(dtypes, "dtypes")
     gpu = join_values(gpus, "GPUs")
     engine = join_values(engines, "engines")
+    if not model and not gpu:
+        return ""
     text = model or "model ?"
     if dtype:
         text += f" ({dtype})"
@@ -334,9 +336,25 @@ def slo_band(ax, limit, label):
         lo = limit / (1.6 if ax.get_yscale() == "log" else 1.0) if ax.get_yscale() == "log" else min(lo, 0.0)
     ax.axhspan(lo, limit, color="tab:green", alpha=0.07, zorder=0, linewidth=0)
     ax.axhline(limit, color="tab:red", linestyle="--", linewidth=1.2, zorder=1)
-    ax.annotate(label, (0.0, limit), xycoords=("axes fraction", "data"), xytext=(3, 3), textcoords="offset points",
-                ha="left", va="bottom", fontsize=8, color="tab:red")
     ax.set_ylim(lo, hi)
+
+
+def place_slo_label(fig, ax, limit, label, taken):
+    """The SLO line's label at the first of: left above, right above, left below, right below the
+    line where it overlaps nothing in `taken` (display boxes); appended to `taken`."""
+    from matplotlib.text import Text
+    renderer = fig.canvas.get_renderer()
+    candidates = [(0.0, 3, "left", "bottom"), (1.0, 3, "right", "bottom"), (0.0, -3, "left", "top"),
+                  (1.0, -3, "right", "top")]
+    for i, (xfrac, dy, ha, va) in enumerate(candidates):
+        t = ax.annotate(label, (xfrac, limit), xycoords=("axes fraction", "data"), xytext=(3 if ha == "left" else -3, dy),
+                        textcoords="offset points", ha=ha, va=va, fontsize=8, color="tab:red")
+        t.update_positions(renderer)
+        box = Text.get_window_extent(t, renderer)
+        if not any(box.overlaps(o) for o in taken) or i == len(candidates) - 1:
+            taken.append(box)
+            return t
+        t.remove()
 
 
 # ---------------------------------------------------------------- latency vs throughput
@@ -483,18 +501,26 @@ def latency_figure(plt, args):
         ax.grid(True, which="major", alpha=0.3)
         ax.grid(True, which="minor", alpha=0.08)
         ax.set_title(f"{column_label(y).split(' (')[0]}" + (" — log scale" if ylog else ""), fontsize=10)
-    title = args.title or f"Latency vs throughput: {meta['title_context']} — sweep {meta['name']}"
+    title = args.title or "Latency vs throughput: " + (f"{meta['title_context']} — " if meta["title_context"] else "") + \
+        f"sweep {meta['name']}"
     fig.suptitle(title, fontsize=11)
     legend_title = "one line per deployment" + (f"; points in {meta['rate_key']} order" if meta["rate_key"] else "")
     if slo:
         legend_title += "; hollow = misses an SLO"
     handles, labels = axes[0].get_legend_handles_labels()
     fig.tight_layout()
-    if annotate_rates:  # each point's rate, where it overlaps no other label or point
-        fig.canvas.draw()
-        for ax, y in zip(axes, ys):
-            items = [(p["x"], p["y"][y], p["rate_text"], cmap(j % 10)) for j, line in enumerate(lines) for p in line["points"]]
-            place_labels(fig, ax, items, point_boxes(ax, [(i[0], i[1]) for i in items], 5), radii=(4, 8, 13),
+    # SLO labels and each point's rate, where they overlap no line, point or other label.
+    fig.canvas.draw()
+    for ax, y in zip(axes, ys):
+        items = [(p["x"], p["y"][y], p["rate_text"], cmap(j % 10)) for j, line in enumerate(lines) for p in line["points"]]
+        taken = point_boxes(ax, [(i[0], i[1]) for i in items], 5)
+        for line in lines:
+            taken += line_boxes(ax, [(p["x"], p["y"][y]) for p in line["points"]])
+        metric = metric_of(y)
+        if metric in slo:
+            place_slo_label(fig, ax, slo[metric], f"SLO {METRIC_NAMES[metric]} ≤ {format_ms(slo[metric])}", taken)
+        if annotate_rates:
+            place_labels(fig, ax, items, taken, radii=(4, 8, 13),
                          directions=[(1, -1), (1, 1), (-1, 1), (-1, -1), (1, 0), (-1, 0)], leader_from=9)
     if len(lines) > 1 or slo:
         fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.0), ncol=min(len(lines), 3),
@@ -595,6 +621,7 @@ def capacity_figure(plt, args):
         "unstable": ("^", "tab:orange", "unstable (queue still growing)"),
     }
     scales = {"x": "log" if xlog else "linear", "y": {}}
+    path_of = {}
     for ax, col in zip(axes, cols):
         # The search path, in value order (the mean over seeds when a value was probed more than once).
         per_value = {}
@@ -602,7 +629,8 @@ def capacity_figure(plt, args):
             if col in p["metrics"]:
                 per_value.setdefault(p["value"], []).append(p["metrics"][col])
         vs = sorted(per_value)
-        ax.plot(vs, [sum(per_value[v]) / len(per_value[v]) for v in vs], color="0.6", linewidth=1, zorder=2)
+        path_of[col] = [(v, sum(per_value[v]) / len(per_value[v])) for v in vs]
+        ax.plot(vs, [m for _, m in path_of[col]], color="0.6", linewidth=1, zorder=2)
         seen = set()
         for p in probes:
             if col not in p["metrics"]:
@@ -633,14 +661,17 @@ def capacity_figure(plt, args):
         ax.grid(True, which="minor", alpha=0.08)
     what = "rate" if meta["value_col"] == "rate_per_s" else "replicas"
     tp = f", tp={'/'.join(meta['tp'])}" if meta["tp"] else ""
-    title = args.title or f"Capacity search ({what}): {meta['title_context']}{tp}"
+    title = args.title or f"Capacity search ({what})" + (f": {meta['title_context']}" if meta["title_context"] else "") + tp
     fig.suptitle(title, fontsize=11)
     fig.tight_layout()
     # Probe numbers and the answer's label, where they overlap no point or other label.
     fig.canvas.draw()
     for ax, col in zip(axes, cols):
         pts = [(p["value"], p["metrics"][col]) for p in probes if col in p["metrics"]]
-        taken = point_boxes(ax, pts, 5)
+        taken = point_boxes(ax, pts, 5) + line_boxes(ax, path_of[col])
+        if metric_of(col) in slo:
+            place_slo_label(fig, ax, slo[metric_of(col)], f"SLO {METRIC_NAMES[metric_of(col)]} ≤ "
+                            f"{format_ms(slo[metric_of(col)])}", taken)
         if meta["answer"] is not None:
             unit = " req/s" if meta["value_col"] == "rate_per_s" else " replicas"
             renderer = fig.canvas.get_renderer()
@@ -658,7 +689,11 @@ def capacity_figure(plt, args):
                 else:
                     continue
                 break
-        items = [(p["value"], p["metrics"][col], p["probe"], "0.3") for p in probes if col in p["metrics"]]
+        items = {}  # one number per probe (its seeds share it)
+        for p in probes:
+            if col in p["metrics"]:
+                items.setdefault((p["probe"], p["value"]), (p["value"], p["metrics"][col], p["probe"], "0.3"))
+        items = list(items.values())
         place_labels(fig, ax, items, taken, radii=(4, 8, 13), directions=[(1, 1), (-1, 1), (1, -1), (-1, -1), (1, 0),
                                                                           (-1, 0)], leader_from=9)
     order = [kinds[k][2] for k in ("meets", "fails", "unstable")]
@@ -798,6 +833,19 @@ def place_labels(fig, ax, items, obstacles, radii=LABEL_RADII, directions=LABEL_
                 break
         left_out += not placed
     return left_out
+
+
+def line_boxes(ax, xy, step=3.0):
+    """Display-space boxes every `step` pixels along a polyline through data points `xy`."""
+    from matplotlib.transforms import Bbox
+    pts = [ax.transData.transform(p) for p in xy]
+    out = []
+    for (x0, y0), (x1, y1) in zip(pts, pts[1:]):
+        n = max(1, int(math.hypot(x1 - x0, y1 - y0) / step))
+        for k in range(n + 1):
+            x, y = x0 + (x1 - x0) * k / n, y0 + (y1 - y0) * k / n
+            out.append(Bbox.from_extents(x - 1, y - 1, x + 1, y + 1))
+    return out
 
 
 def point_boxes(ax, xy, half=4):

@@ -13,16 +13,16 @@
 set -euo pipefail
 
 SKIP=77
-CLI="$(realpath "${1:?usage: slurm_test.sh KERNELSIGHT}")"
-SOURCE="$(pwd)"
-SWEEP="$SOURCE/tests/slurm/tiny_sweep.yaml"
-TIMEOUT_S="${KS_SLURM_TIMEOUT_S:-180}"
-
 log() { printf '[slurm-test] %s\n' "$*"; }
 skip() { log "SKIPPED: $*"; exit "$SKIP"; }
 
 # KS_SLURM_SKIP=reason: the build asked to skip (the sanitizer build: the same test already ran).
 [ -z "${KS_SLURM_SKIP:-}" ] || skip "$KS_SLURM_SKIP"
+
+CLI="$(realpath "${1:?usage: slurm_test.sh KERNELSIGHT}")"
+SOURCE="$(pwd)"
+SWEEP="$SOURCE/tests/slurm/tiny_sweep.yaml"
+TIMEOUT_S="${KS_SLURM_TIMEOUT_S:-180}"
 
 # ---------------------------------------------------------------- install
 SLURM_PACKAGES=(slurmctld slurmd slurm-client munge)
