@@ -4,6 +4,10 @@
 # as the same sweep run locally with -j 2.
 #
 # usage: slurm_test.sh KERNELSIGHT   (from the source root; ctest does)
+#        slurm_test.sh KERNELSIGHT --run COMMAND [ARG...]
+#          starts the same one-node cluster, runs COMMAND in it instead of the test (SLURM_CONF
+#          set: sbatch, squeue, scontrol work), then stops it: try a sweep's job array without a
+#          cluster, e.g. --run bash (an interactive shell).
 #
 # Installs Debian's slurmctld, slurmd, slurm-client and munge when missing (apt-get, as root).
 # Everything else is private to a temporary folder: its own munge key and socket, its own
@@ -19,7 +23,14 @@ skip() { log "SKIPPED: $*"; exit "$SKIP"; }
 # KS_SLURM_SKIP=reason: the build asked to skip (the sanitizer build: the same test already ran).
 [ -z "${KS_SLURM_SKIP:-}" ] || skip "$KS_SLURM_SKIP"
 
-CLI="$(realpath "${1:?usage: slurm_test.sh KERNELSIGHT}")"
+CLI="$(realpath "${1:?usage: slurm_test.sh KERNELSIGHT [--run COMMAND...]}")"
+shift
+RUN=()
+if [ "${1:-}" = "--run" ]; then
+  shift
+  RUN=("$@")
+  [ ${#RUN[@]} -gt 0 ] || { log "--run: give a command"; exit 2; }
+fi
 SOURCE="$(pwd)"
 SWEEP="$SOURCE/tests/slurm/tiny_sweep.yaml"
 TIMEOUT_S="${KS_SLURM_TIMEOUT_S:-180}"
@@ -52,10 +63,18 @@ fi
 T="$(mktemp -d /tmp/ks-slurm-test.XXXXXX)"
 chmod 711 "$T"  # munged wants its socket's folders searchable by all
 PIDS=()
-JOB=""
+OUR_CONF=""
 cleanup() {
   local rc=$?
-  [ -z "$JOB" ] || scancel "$JOB" 2>/dev/null || true
+  # Every job of this private cluster is ours: cancel what still runs before the daemons go.
+  # (OUR_CONF, not SLURM_CONF: an inherited SLURM_CONF names a real cluster, never touched here.)
+  if [ -n "$OUR_CONF" ] && [ ${#PIDS[@]} -gt 1 ]; then
+    SLURM_CONF="$OUR_CONF" squeue -h -o %A 2>/dev/null | SLURM_CONF="$OUR_CONF" xargs -r scancel 2>/dev/null || true
+    for _ in $(seq 50); do
+      SLURM_CONF="$OUR_CONF" squeue -h -t RUNNING,COMPLETING -o %A 2>/dev/null | grep -q . || break
+      sleep 0.1
+    done
+  fi
   for pid in "${PIDS[@]}"; do kill "$pid" 2>/dev/null || true; done
   for pid in "${PIDS[@]}"; do
     for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
@@ -90,7 +109,8 @@ PIDS+=($!)
 for _ in $(seq 50); do [ -S "$MUNGE_SOCKET" ] && break; sleep 0.1; done
 [ -S "$MUNGE_SOCKET" ] || { log "munged did not start"; exit 1; }
 
-export SLURM_CONF="$T/slurm.conf"
+OUR_CONF="$T/slurm.conf"
+export SLURM_CONF="$OUR_CONF"
 cat >"$SLURM_CONF" <<CONF
 # One-node Slurm cluster for the KernelSight Slurm test (written by tests/slurm/slurm_test.sh).
 ClusterName=kstest
@@ -138,6 +158,12 @@ for _ in $(seq 100); do
 done
 [ -n "$ready" ] || { log "the node did not come up: $(sinfo -N 2>&1 | tail -2)"; exit 1; }
 log "cluster up: $(sinfo -h -N -o '%N %c CPUs %T')"
+if [ ${#RUN[@]} -gt 0 ]; then
+  log "running ${RUN[*]} (SLURM_CONF=$SLURM_CONF)"
+  status=0
+  "${RUN[@]}" || status=$?
+  exit "$status"
+fi
 
 # ---------------------------------------------------------------- the sweep, both ways
 "$CLI" sweep "$SWEEP" -j 2 --out "$T/local" >"$T/log/local.log" 2>&1 || { cat "$T/log/local.log"; exit 1; }
@@ -156,7 +182,7 @@ while squeue -h -j "$JOB" 2>/dev/null | grep -q .; do
 done
 log "job array $JOB finished in $((SECONDS - t0)) s"
 # No accounting daemon here (sacct needs slurmdbd): the controller keeps finished jobs for MinJobAge.
-scontrol -o show job "$JOB" | sed -n 's/.*JobId=\([0-9]*\) .*ArrayTaskId=\([0-9]*\) .*JobState=\([A-Z]*\) .*ExitCode=\([0-9:]*\).*/  task \2 (job \1): \3, exit \4/p'
+scontrol -o show job "$JOB" | sort | sed -n 's/.*JobId=\([0-9]*\) .*ArrayTaskId=\([0-9]*\) .*JobState=\([A-Z]*\) .*ExitCode=\([0-9:]*\).*/  task \2 (job \1): \3, exit \4/p'
 
 "$CLI" merge "$T/slurm" || { for f in "$T"/slurm/points/slurm-*.out; do log "--- $f"; cat "$f"; done; exit 1; }
 ls "$T"/slurm/points/slurm-"$JOB"_*.out >/dev/null || { log "no Slurm output files: the tasks did not run under Slurm"; exit 1; }
