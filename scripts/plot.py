@@ -1049,11 +1049,26 @@ def report(args):
         with open(sweep_csv, newline="") as f:
             rows = list(csv.DictReader(f))
         keys = sweep_keys(sweep_csv, list(rows[0].keys()) if rows else [])
+        if slo:  # each deployment's best point within the SLOs
+            best = []
+            for line in data["lines"]:
+                ok = [p for p in line["points"] if p["meets"]]
+                top = max(ok, key=lambda p: p["x"]) if ok else None
+                best.append([line["label"], fmt_cell(top["x"]) if top else "none", top["rate_text"] if top else ""])
+            parts.append(html_table(["deployment", f"highest {column_label(data['x'])} within the SLOs", "at"], best,
+                                    f"within the SLOs ({args.stat}, {args.slo})"))
         metrics = [c for c in ("request_throughput", "output_throughput", f"{args.stat}_ttft_ms", f"{args.stat}_tpot_ms",
                                f"{args.stat}_e2el_ms", "completed", "preemptions") if rows and c in rows[0]]
         header = ["point", "status"] + keys + metrics
-        parts.append(html_table(header, [[r.get(h, "") for h in header] for r in rows],
-                                f"sweep.csv: {len(rows)} points (every column in {sweep_csv})"))
+        table = [[r.get(h, "") for h in header] for r in rows]
+        shown = header[:2] + keys + [column_label(m) for m in metrics]
+        if slo:
+            meets = {p["point"]: p["meets"] for line in data["lines"] for p in line["points"]}
+            shown.append("meets the SLOs")
+            for r, cells in zip(rows, table):
+                m = meets.get(r["point"])
+                cells.append("" if m is None else "yes" if m else "no")
+        parts.append(html_table(shown, table, f"sweep.csv: {len(rows)} points (every column in {sweep_csv})"))
 
     capacity_csv = os.path.join(d, "capacity.csv")
     if os.path.isfile(capacity_csv):

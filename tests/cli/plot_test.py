@@ -321,6 +321,14 @@ class PlotTest(unittest.TestCase):
         table = page[page.index("<table>"):page.index("</table>")]
         self.assertEqual(table.count("<tr>"), len(rows) + 1)  # header + one row per point
         self.assertIn("<th>hardware.gpu.spec</th>", table)
+        # With --slo: a yes/no column per point, and each deployment's best point within the SLOs.
+        page, _ = self.report(self.sweep, "sweep_slo.html", "--slo", "ttft=100ms,tpot=10ms")
+        meeting = [r for r in rows if float(r["p99_ttft_ms"]) <= 100 and float(r["p99_tpot_ms"]) <= 10]
+        self.assertEqual(page.count("<td>yes</td>"), len(meeting))
+        self.assertEqual(page.count("<td>no</td>"), len(rows) - len(meeting))
+        self.assertIn("<th>meets the SLOs</th>", page)
+        for gpu in GPUS:
+            self.assertIn(f"<tr><td>hardware.gpu.spec={gpu}</td>", page)
         page, images = self.report(self.capacity, "capacity.html")
         self.assertEqual(len(images), 1)
         self.assertIn(f"Answer: <b>{self.capacity_answer:g} req/s</b>", page)
