@@ -4,7 +4,8 @@
   plot.py latency-throughput SWEEP_DIR|sweep.csv [--stat p99] [--metrics ttft,tpot] [--slo ttft=2s,tpot=100ms]
       Latency against throughput from `kernelsight sweep`: one panel per latency metric, one line
       per deployment (each combination of the swept keys other than the rate, e.g. parallel.tp=4),
-      its points in rate order. --group KEY[,KEY] picks the keys (`none`: one line); --y COL,COL
+      its points in rate order (no rate swept: the points that differ in the seed, or else in the
+      last key, make a line). --group KEY[,KEY] picks the keys (`none`: one line); --y COL,COL
       plots exact columns. With --slo, each panel shows its limit, the region that meets it is
       shaded, points that meet every limit are filled (hollow: they miss one) and the legend gives
       each deployment's highest throughput within the SLOs.
@@ -404,6 +405,11 @@ def latency_series(args):
     rate_key = next((k for k in keys if is_rate_key(k)), None)
     if args.group is None:
         group_keys = [k for k in keys if k != rate_key]
+        if rate_key is None and group_keys:
+            # No rate swept: a line through the points that differ only in the seed (else in the
+            # last key, the one a grid varies fastest), in throughput order.
+            drop = "seed" if "seed" in group_keys else group_keys[-1]
+            group_keys = [k for k in group_keys if k != drop]
     elif args.group.strip().lower() == "none":
         group_keys = []
     else:
