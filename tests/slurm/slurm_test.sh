@@ -47,10 +47,12 @@ if [ ${#missing[@]} -gt 0 ]; then
   command -v apt-get >/dev/null 2>&1 || skip "Slurm is not installed (${missing[*]} missing) and there is no apt-get"
   log "installing ${SLURM_PACKAGES[*]} (${missing[*]} missing)"
   t0=$SECONDS
-  # The lists may be stale on a fresh machine: update once, then install.
-  if ! DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${SLURM_PACKAGES[@]}" >/tmp/ks-slurm-apt.$$ 2>&1; then
-    apt-get update -qq >>/tmp/ks-slurm-apt.$$ 2>&1 || true
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${SLURM_PACKAGES[@]}" >>/tmp/ks-slurm-apt.$$ 2>&1 ||
+  # Install; if that fails (no or stale package lists on a fresh machine), update and try again.
+  # DPkg::Lock::Timeout: wait for another apt-get to finish rather than fail.
+  APT=(apt-get -o DPkg::Lock::Timeout=300)
+  if ! DEBIAN_FRONTEND=noninteractive "${APT[@]}" install -y -qq --no-install-recommends "${SLURM_PACKAGES[@]}" >/tmp/ks-slurm-apt.$$ 2>&1; then
+    "${APT[@]}" update -qq >>/tmp/ks-slurm-apt.$$ 2>&1 || true
+    DEBIAN_FRONTEND=noninteractive "${APT[@]}" install -y -qq --no-install-recommends "${SLURM_PACKAGES[@]}" >>/tmp/ks-slurm-apt.$$ 2>&1 ||
       { tail -5 /tmp/ks-slurm-apt.$$; rm -f /tmp/ks-slurm-apt.$$; skip "apt-get install ${SLURM_PACKAGES[*]} failed (above)"; }
   fi
   rm -f /tmp/ks-slurm-apt.$$
