@@ -1,5 +1,6 @@
 #include "app/simulation.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <filesystem>
 #include <stdexcept>
@@ -217,6 +218,18 @@ serving::SpecDecodeConfig parse_speculative(const config::Section& sec, const ke
     throw config::ConfigError(p.mark("method"), path + ".method",
                               "speculative decoding with multi-step scheduling (engine.num_scheduler_steps > 1) is "
                               "not modelled (vLLM rejects the combination too)");
+  if (!rate_given && !list_given) {
+    // A misspelt acceptance key is the likelier mistake: name it (check_unused would, later).
+    const config::Schema schema = speculative_schema();
+    std::vector<std::string> known;
+    for (const config::ParamSpec& spec_param : schema.params()) known.push_back(spec_param.name);
+    for (const std::string& key : sec.keys())
+      if (std::find(known.begin(), known.end(), key) == known.end()) {
+        const std::string close = config::did_you_mean(key, known);
+        throw config::ConfigError(sec.mark(key), path + "." + key,
+                                  "unknown key" + (close.empty() ? std::string() : " (did you mean '" + close + "'?)"));
+      }
+  }
   if (rate_given == list_given)
     throw config::ConfigError(sec.mark(), path,
                               rate_given ? "give acceptance_rate or acceptance, not both"

@@ -97,8 +97,9 @@ TEST(SpecDecodeScheduler, ZeroAcceptanceEmitsOneTokenPerStep) {
     EXPECT_EQ(r.generated, before + 1) << "step " << steps;
   }
   EXPECT_EQ(steps, 8);
-  // Drafts: min(4, tokens left to emit - 1) = 4, 4, 4, 4, 3, 2, 1.
-  EXPECT_EQ(h.drafts_seen, (std::vector<std::int64_t>{4, 4, 4, 4, 3, 2, 1}));
+  // Drafts: min(4, tokens left to emit - 1) with 7, 6, ..., 1 left = 4, 4, 4, 3, 2, 1, 0; the
+  // last step drafts nothing (a plain decode: nothing to accept).
+  EXPECT_EQ(h.drafts_seen, (std::vector<std::int64_t>{4, 4, 4, 3, 2, 1}));
 }
 
 // KV: room for context + 1 + k tokens is reserved before the step; afterwards the request
