@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <filesystem>
+#include <limits>
 #include <stdexcept>
 
 #include "hw/interconnect/topology_presets.hpp"
@@ -152,7 +153,10 @@ config::Schema max_model_len_schema() {
 }
 
 config::Schema speculative_schema() {
-  config::Schema s("Speculative decoding (engine.speculative; docs/serving.md).");
+  config::Schema s(
+      "Speculative decoding under any engine.kind but multi-step: the proposer, k drafts per step and their "
+      "acceptance (docs/serving.md). The context length is engine.max_model_len (default: the model's "
+      "max_position_embeddings).");
   s.choice("method", {"draft_model", "ngram", "eagle", "mtp"}, std::nullopt,
            "proposer: a smaller draft model, n-gram prompt lookup (CPU), an EAGLE head or an MTP module")
       .integer("num_speculative_tokens", std::nullopt, "drafts k proposed and verified per decode step", 1, 32)
@@ -308,7 +312,8 @@ std::vector<std::pair<std::string, config::Schema>> fixed_scenario_sections() {
           {"model", model_schema()},
           {"parallel", parallel_schema()},
           {"cache", cache_schema()},
-          {"output", output_schema()}};
+          {"output", output_schema()},
+          {"engine.speculative", speculative_schema()}};
 }
 
 Simulation::Simulation(config::Document& scenario) {
@@ -407,11 +412,12 @@ Simulation::Simulation(config::Document& scenario) {
   }
   // Context length: vLLM's max_model_len, the model's max_position_embeddings unless the
   // scenario lowers it; a larger value is an error (vLLM needs VLLM_ALLOW_LONG_MAX_MODEL_LEN).
-  max_model_len_ = model->max_position_embeddings;
+  const bool caps_at_model = serving::profile_caps_at_model_context(top.string("profile"));
+  max_model_len_ = caps_at_model ? model->max_position_embeddings : std::numeric_limits<std::int64_t>::max();
   if (engine_sec.has("max_model_len")) {
     const config::Params len_p = engine_sec.resolve(max_model_len_schema());
     const std::int64_t len = len_p.integer("max_model_len");
-    if (len > model->max_position_embeddings)
+    if (caps_at_model && len > model->max_position_embeddings)
       throw config::ConfigError(len_p.mark("max_model_len"), "engine.max_model_len",
                                 std::to_string(len) + " is longer than model '" + model->name +
                                     "' supports (max_position_embeddings = " +

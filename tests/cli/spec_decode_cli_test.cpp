@@ -192,6 +192,26 @@ TEST(ContextLengthCli, GeneratedRequestsLongerThanTheModelAreAScenarioError) {
   EXPECT_EQ(r.summary["context_length_rejected_requests"], 0);
 }
 
+// TensorRT-LLM's limit is the engine's max_seq_len, which trtllm-bench builds from the dataset:
+// the trtllm profile does not cap at max_position_embeddings (NVIDIA's Llama-2 128/4096 rows
+// need 4224 tokens of a 4096-position model); engine.max_model_len still caps it.
+TEST(ContextLengthCli, TheTensorRtLlmProfileTakesTheWorkloadsLengths) {
+  const std::string workload =
+      "workload: {kind: poisson, rate: 1/s, num_requests: 1, prompt_tokens: 128, output_tokens: 4096}\n";
+  std::string yaml = scenario("", workload);
+  yaml.replace(yaml.find("llama-3-8b"), 10, "llama-2-7b");
+  CliRun r = run(temp_dir("vllm_cap"), yaml);
+  EXPECT_EQ(r.status, 2) << r.out;
+  EXPECT_NE(r.out.find("4224, longer than the context length 4096"), std::string::npos) << r.out;
+  r = run(temp_dir("trtllm_cap"), "profile: trtllm\n" + yaml);
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_EQ(r.summary["total_output_tokens"], 4096);
+  EXPECT_FALSE(r.summary.contains("max_model_len"));
+  r = run(temp_dir("trtllm_set"), "profile: trtllm\n" + yaml, "--set engine.max_model_len=4096");
+  EXPECT_EQ(r.status, 2) << r.out;
+  EXPECT_NE(r.out.find("(engine.max_model_len)"), std::string::npos) << r.out;
+}
+
 // A trace's request over the limit is rejected (as vLLM's server answers 400) and counted.
 TEST(ContextLengthCli, TraceRequestsLongerThanTheLimitAreRejectedAndCounted) {
   const fs::path dir = temp_dir("trace");
