@@ -119,6 +119,12 @@ TEST(SpecDecodeCli, FullAcceptanceTakesTwoVerificationsPricedAsKernels) {
   EXPECT_NEAR(s["mean_itl_ms"].get<double>(), (step2 + step3) / 2 * 1e3, 1e-6);
   // The table prints the block.
   EXPECT_NE(r.out.find("Acceptance length:"), std::string::npos) << r.out;
+  // An MTP module is priced as the same one-layer head with its fusion GEMM.
+  const CliRun mtp = run(temp_dir("mtp"), scenario(R"(  speculative: {method: mtp, num_speculative_tokens: 3, acceptance_rate: 1.0}
+)"));
+  ASSERT_EQ(mtp.status, 0) << mtp.out;
+  EXPECT_EQ(mtp.summary["spec_decode_method"], "mtp");
+  EXPECT_NEAR(mtp.summary["mean_tpot_ms"].get<double>(), (step2 + step3) / 7 * 1e3, 1e-6);
 }
 
 // Nothing accepted: one token per step, 1 prefill + 7 decodes.
