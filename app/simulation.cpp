@@ -561,21 +561,13 @@ void Simulation::source_loop() {
     }
     auto spec = workload_->next();
     if (!spec) break;
-    if (spec->prompt_tokens + spec->output_tokens > max_model_len_) {
-      // As vLLM's OpenAI server: a request whose prompt + max_tokens exceed the context length is
-      // rejected. A trace's are counted; a generated workload's lengths are the scenario's choice.
-      if (reject_long_requests_) {
-        ++context_rejected_;
-        continue;
-      }
-      throw config::ConfigError(
-          workload_mark_, "workload",
-          "request " + std::to_string(submitted_) + " has " + std::to_string(spec->prompt_tokens) + " prompt + " +
-              std::to_string(spec->output_tokens) + " output tokens = " +
-              std::to_string(spec->prompt_tokens + spec->output_tokens) + ", longer than the context length " +
-              std::to_string(max_model_len_) + " (" +
-              (max_model_len_given_ ? "engine.max_model_len" : "the model's max_position_embeddings") +
-              "): cap the workload's lengths (e.g. prompt_max / output_max) or use a longer-context model");
+    // As vLLM's OpenAI server: a request whose prompt + max_tokens exceed the context length is
+    // rejected. A trace's are counted; a generated workload's lengths are the scenario's choice
+    // (an error, after the KV-capacity check so that a request too long for both names memory).
+    const bool too_long = spec->prompt_tokens + spec->output_tokens > max_model_len_;
+    if (too_long && reject_long_requests_) {
+      ++context_rejected_;
+      continue;
     }
     if (concurrency == 0) {
       const double wait = spec->arrival_s - env_->now_seconds();
@@ -592,6 +584,14 @@ void Simulation::source_loop() {
     for (std::size_t i = 0; i < replicas_.size(); ++i) loads[i].outstanding = replicas_[i]->outstanding();
     const std::size_t target = router_->route(r, loads);
     check_fits(r, *replicas_.at(target), workload_mark_, kv_sizing_key_);
+    if (too_long)
+      throw config::ConfigError(
+          workload_mark_, "workload",
+          "request " + std::to_string(r.id) + " has " + std::to_string(r.prompt_tokens) + " prompt + " +
+              std::to_string(r.output_tokens) + " output tokens = " + std::to_string(r.prompt_tokens + r.output_tokens) +
+              ", longer than the context length " + std::to_string(max_model_len_) + " (" +
+              (max_model_len_given_ ? "engine.max_model_len" : "the model's max_position_embeddings") +
+              "): cap the workload's lengths (e.g. prompt_max / output_max) or use a longer-context model");
     r.replica = static_cast<std::int64_t>(target);
     replicas_.at(target)->submit(&r);
     ++in_flight;
