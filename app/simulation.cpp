@@ -1,6 +1,9 @@
 #include "app/simulation.hpp"
 
+#include <algorithm>
+#include <charconv>
 #include <filesystem>
+#include <limits>
 #include <stdexcept>
 
 #include "hw/interconnect/topology_presets.hpp"
@@ -138,6 +141,170 @@ kernels::DType dtype_param(const config::Params& p, const std::string& key) {
   return *kernels::parse_dtype(p.string(key));
 }
 
+// engine.max_model_len: read only when given, so that scenarios without it resolve (and write
+// config.resolved.yaml) as before.
+config::Schema max_model_len_schema() {
+  config::Schema s("Context length.");
+  s.integer("max_model_len", std::nullopt,
+            "longest prompt + output a request may have (vLLM's --max-model-len); default: the model's "
+            "max_position_embeddings",
+            1);
+  return s;
+}
+
+config::Schema speculative_schema() {
+  config::Schema s(
+      "Speculative decoding under any engine.kind but multi-step: the proposer, k drafts per step and their "
+      "acceptance (docs/serving.md). The context length is engine.max_model_len (default: the model's "
+      "max_position_embeddings).");
+  s.choice("method", {"draft_model", "ngram", "eagle", "mtp"}, std::nullopt,
+           "proposer: a smaller draft model, n-gram prompt lookup (CPU), an EAGLE head or an MTP module")
+      .integer("num_speculative_tokens", std::nullopt, "drafts k proposed and verified per decode step", 1, 32)
+      .number("acceptance_rate", 0.0,
+              "probability that each draft is accepted given the previous one was (same at every position)", 0.0, 1.0)
+      .string("acceptance", std::string(""),
+              "per-position conditional acceptance, k numbers in [0, 1] separated by commas or spaces, e.g. "
+              "\"0.8, 0.65, 0.55\" (instead of acceptance_rate)")
+      .string("draft_model", std::string(""), "draft_model: model preset of the draft (e.g. llama-3.2-1b)")
+      .string("draft_config", std::string(""),
+              "draft_model: Hugging Face config.json of the draft (relative to the scenario file)")
+      .quantity("ngram_cpu_time", config::Dim::Time, std::string("10us"),
+                "ngram: host CPU time of the prompt lookup per drafting sequence per step (rough figure)", 0.0, false);
+  return s;
+}
+
+// "0.8, 0.65 0.55" -> {0.8, 0.65, 0.55}; ConfigError naming the item otherwise.
+std::vector<double> parse_acceptance_list(const std::string& text, const config::SourceMark& mark,
+                                          const std::string& key) {
+  std::vector<double> values;
+  std::string item;
+  auto flush = [&] {
+    if (item.empty()) return;
+    double v = 0;
+    const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
+    if (ec != std::errc() || end != item.data() + item.size())
+      throw config::ConfigError(mark, key, "item " + std::to_string(values.size() + 1) + " '" + item +
+                                               "' is not a number (expected probabilities in [0, 1] separated by "
+                                               "commas or spaces, e.g. \"0.8, 0.65, 0.55\")");
+    if (!(v >= 0.0 && v <= 1.0))
+      throw config::ConfigError(mark, key, "item " + std::to_string(values.size() + 1) + " = " + item +
+                                               " is not a probability in [0, 1]");
+    values.push_back(v);
+    item.clear();
+  };
+  for (const char c : text) {
+    if (c == ',' || c == ' ' || c == '\t') flush();
+    else item += c;
+  }
+  flush();
+  return values;
+}
+
+serving::SpecDecodeConfig parse_speculative(const config::Section& sec, const kernels::ModelConfig& target,
+                                            kernels::DType wdt, kernels::DType kvdt, int tp, int pp,
+                                            const config::Params& engine_p) {
+  const bool rate_given = sec.has("acceptance_rate"), list_given = sec.has("acceptance");
+  const bool draft_given = sec.has("draft_model"), config_given = sec.has("draft_config");
+  const config::Params p = sec.resolve(speculative_schema());
+  serving::SpecDecodeConfig spec;
+  const std::string method = p.string("method");
+  spec.method = method == "draft_model" ? serving::SpecMethod::DraftModel
+                : method == "ngram"     ? serving::SpecMethod::Ngram
+                : method == "eagle"     ? serving::SpecMethod::Eagle
+                                        : serving::SpecMethod::Mtp;
+  spec.num_speculative_tokens = static_cast<int>(p.integer("num_speculative_tokens"));
+  const int k = spec.num_speculative_tokens;
+  const std::string path = sec.path();
+  if (pp > 1)
+    throw config::ConfigError(p.mark("method"), path + ".method",
+                              "speculative decoding with pipeline parallelism (parallel.pp > 1) is not modelled");
+  if (engine_p.has("num_scheduler_steps") && engine_p.integer("num_scheduler_steps") > 1)
+    throw config::ConfigError(p.mark("method"), path + ".method",
+                              "speculative decoding with multi-step scheduling (engine.num_scheduler_steps > 1) is "
+                              "not modelled (vLLM rejects the combination too)");
+  if (!rate_given && !list_given) {
+    // A misspelt acceptance key is the likelier mistake: name it (check_unused would, later).
+    const config::Schema schema = speculative_schema();
+    std::vector<std::string> known;
+    for (const config::ParamSpec& spec_param : schema.params()) known.push_back(spec_param.name);
+    for (const std::string& key : sec.keys())
+      if (std::find(known.begin(), known.end(), key) == known.end()) {
+        const std::string close = config::did_you_mean(key, known);
+        throw config::ConfigError(sec.mark(key), path + "." + key,
+                                  "unknown key" + (close.empty() ? std::string() : " (did you mean '" + close + "'?)"));
+      }
+  }
+  if (rate_given == list_given)
+    throw config::ConfigError(sec.mark(), path,
+                              rate_given ? "give acceptance_rate or acceptance, not both"
+                                         : "missing the acceptance model: acceptance_rate (one probability) or "
+                                           "acceptance (one per draft position)");
+  if (rate_given) {
+    spec.acceptance = serving::AcceptanceModel::constant(p.number("acceptance_rate"), k);
+  } else {
+    std::vector<double> values = parse_acceptance_list(p.string("acceptance"), p.mark("acceptance"), path + ".acceptance");
+    if (static_cast<int>(values.size()) != k)
+      throw config::ConfigError(p.mark("acceptance"), path + ".acceptance",
+                                "has " + std::to_string(values.size()) + " positions, expected " + std::to_string(k) +
+                                    " (num_speculative_tokens)");
+    spec.acceptance = serving::AcceptanceModel(std::move(values));
+  }
+  const bool wants_draft = spec.method == serving::SpecMethod::DraftModel;
+  if (!wants_draft && (draft_given || config_given))
+    throw config::ConfigError(p.mark(draft_given ? "draft_model" : "draft_config"),
+                              path + (draft_given ? ".draft_model" : ".draft_config"),
+                              "only for method draft_model (" + method + " drafts without a separate model)");
+  if (spec.method == serving::SpecMethod::Ngram) {
+    spec.ngram_seconds_per_sequence = p.number("ngram_cpu_time");
+    return spec;
+  }
+  if (!wants_draft) {
+    spec.draft = serving::speculative_head(target);
+    spec.head_fc = true;
+    return spec;
+  }
+  if (draft_given == config_given)
+    throw config::ConfigError(sec.mark(), path,
+                              draft_given ? "give draft_model or draft_config, not both"
+                                          : "method draft_model needs the draft: draft_model (a preset, e.g. "
+                                            "llama-3.2-1b) or draft_config (a config.json)");
+  if (config_given) {
+    const config::SourceMark& mark = p.mark("draft_config");
+    std::filesystem::path file(p.string("draft_config"));
+    if (file.is_relative() && mark.line > 0) file = std::filesystem::path(mark.origin).parent_path() / file;
+    try {
+      spec.draft = kernels::load_hf_config(file.string());
+    } catch (const kernels::SpecError& e) {
+      throw config::ConfigError(mark, path + ".draft_config", e.what());
+    }
+  } else {
+    const kernels::ModelConfig* draft = kernels::find_builtin_model(p.string("draft_model"));
+    if (draft == nullptr) {
+      std::string known;
+      for (const auto& n : kernels::builtin_model_names()) known += (known.empty() ? "" : ", ") + n;
+      throw config::ConfigError(p.mark("draft_model"), path + ".draft_model",
+                                "unknown model '" + p.string("draft_model") + "' (known: " + known + ")");
+    }
+    spec.draft = *draft;
+  }
+  const std::string key = path + (config_given ? ".draft_config" : ".draft_model");
+  const config::SourceMark& mark = p.mark(config_given ? "draft_config" : "draft_model");
+  if (spec.draft.vocab_size != target.vocab_size)
+    throw config::ConfigError(mark, key,
+                              "draft '" + spec.draft.name + "' has a vocabulary of " +
+                                  std::to_string(spec.draft.vocab_size) + " tokens, the target '" + target.name +
+                                  "' " + std::to_string(target.vocab_size) +
+                                  ": a draft model must share the target's tokenizer");
+  kernels::StepBatch probe;
+  probe.decode_contexts.push_back(1);
+  try {
+    kernels::decompose_step(spec.draft, probe, wdt, kvdt, {tp, 1});
+  } catch (const std::invalid_argument& e) {
+    throw config::ConfigError(mark, key, std::string("the draft runs with the target's parallel.tp: ") + e.what());
+  }
+  return spec;
+}
+
 }  // namespace
 
 std::vector<std::pair<std::string, config::Schema>> fixed_scenario_sections() {
@@ -145,7 +312,8 @@ std::vector<std::pair<std::string, config::Schema>> fixed_scenario_sections() {
           {"model", model_schema()},
           {"parallel", parallel_schema()},
           {"cache", cache_schema()},
-          {"output", output_schema()}};
+          {"output", output_schema()},
+          {"engine.speculative", speculative_schema()}};
 }
 
 Simulation::Simulation(config::Document& scenario) {
@@ -242,6 +410,23 @@ Simulation::Simulation(config::Document& scenario) {
                                 "multi-step scheduling with chunked prefill (vLLM >= 0.6.2) is not modelled; use 1 or "
                                 "set engine.enable_chunked_prefill: false");
   }
+  // Context length: vLLM's max_model_len, the model's max_position_embeddings unless the
+  // scenario lowers it; a larger value is an error (vLLM needs VLLM_ALLOW_LONG_MAX_MODEL_LEN).
+  const bool caps_at_model = serving::profile_caps_at_model_context(top.string("profile"));
+  max_model_len_ = caps_at_model ? model->max_position_embeddings : std::numeric_limits<std::int64_t>::max();
+  if (engine_sec.has("max_model_len")) {
+    const config::Params len_p = engine_sec.resolve(max_model_len_schema());
+    const std::int64_t len = len_p.integer("max_model_len");
+    if (caps_at_model && len > model->max_position_embeddings)
+      throw config::ConfigError(len_p.mark("max_model_len"), "engine.max_model_len",
+                                std::to_string(len) + " is longer than model '" + model->name +
+                                    "' supports (max_position_embeddings = " +
+                                    std::to_string(model->max_position_embeddings) + ")");
+    max_model_len_ = len;
+    max_model_len_given_ = true;
+  }
+  if (engine_sec.has("speculative"))
+    spec_decode_ = parse_speculative(engine_sec.section("speculative"), *model, weight_dtype, kv_dtype, tp_, pp_, engine_p);
   const config::Section cache_sec = root.section("cache", false);
   const bool utilization_given = cache_sec.has("gpu_memory_utilization");  // before resolve adds the default
   const config::Params cache_p = cache_sec.resolve(cache_schema());
@@ -255,6 +440,7 @@ Simulation::Simulation(config::Document& scenario) {
   const auto& wl_entry = serving::workload_registry().get(wl_sec.kind(), wl_sec.mark("kind"), "workload.kind");
   const config::Params wl_p = wl_sec.resolve(wl_entry.schema);
   workload_mark_ = wl_sec.mark();
+  reject_long_requests_ = wl_sec.kind() == "trace";
   if (wl_p.has("num_requests")) expected_requests_ = wl_p.integer("num_requests");  // 0: by duration / whole trace
   const config::Section router_sec = root.section("router", false);
   const auto& router_entry =
@@ -307,6 +493,10 @@ Simulation::Simulation(config::Document& scenario) {
     mem.block_size = cache_p.integer("block_size");
     mem.max_num_batched_tokens = engine_p.has("max_num_batched_tokens") ? engine_p.integer("max_num_batched_tokens") : 8192;
     mem.max_num_seqs = engine_p.has("max_num_seqs") ? engine_p.integer("max_num_seqs") : 256;
+    if (spec_decode_) {
+      mem.proposer_weight_bytes = serving::proposer_weight_bytes(*spec_decode_, weight_dtype, tp_);
+      mem.proposer_kv_bytes_per_token = serving::proposer_kv_bytes_per_token(*spec_decode_, kv_dtype, tp_);
+    }
     try {
       memory_ = serving::plan_memory(*model, mem);
     } catch (const std::invalid_argument& e) {
@@ -322,6 +512,7 @@ Simulation::Simulation(config::Document& scenario) {
     serving::ReplicaSpec spec{rname, *model, weight_dtype, kv_dtype, {tp_, pp_}};
     replicas_.push_back(std::make_unique<serving::Replica>(*env_, spec, std::move(stage_hosts), std::move(links),
                                                            std::move(kv), std::move(scheduler), metrics_));
+    if (spec_decode_) replicas_.back()->set_speculative(*spec_decode_, seed_);
   }
   if (workload_->max_concurrency() > 0) {
     completions_ = std::make_unique<sim::Store<int>>(*env_);
@@ -370,6 +561,14 @@ void Simulation::source_loop() {
     }
     auto spec = workload_->next();
     if (!spec) break;
+    // As vLLM's OpenAI server: a request whose prompt + max_tokens exceed the context length is
+    // rejected. A trace's are counted; a generated workload's lengths are the scenario's choice
+    // (an error, after the KV-capacity check so that a request too long for both names memory).
+    const bool too_long = spec->prompt_tokens + spec->output_tokens > max_model_len_;
+    if (too_long && reject_long_requests_) {
+      ++context_rejected_;
+      continue;
+    }
     if (concurrency == 0) {
       const double wait = spec->arrival_s - env_->now_seconds();
       if (wait > 0) env_->hold(sim::seconds(wait));
@@ -385,6 +584,14 @@ void Simulation::source_loop() {
     for (std::size_t i = 0; i < replicas_.size(); ++i) loads[i].outstanding = replicas_[i]->outstanding();
     const std::size_t target = router_->route(r, loads);
     check_fits(r, *replicas_.at(target), workload_mark_, kv_sizing_key_);
+    if (too_long)
+      throw config::ConfigError(
+          workload_mark_, "workload",
+          "request " + std::to_string(r.id) + " has " + std::to_string(r.prompt_tokens) + " prompt + " +
+              std::to_string(r.output_tokens) + " output tokens = " + std::to_string(r.prompt_tokens + r.output_tokens) +
+              ", longer than the context length " + std::to_string(max_model_len_) + " (" +
+              (max_model_len_given_ ? "engine.max_model_len" : "the model's max_position_embeddings") +
+              "): cap the workload's lengths (e.g. prompt_max / output_max) or use a longer-context model");
     r.replica = static_cast<std::int64_t>(target);
     replicas_.at(target)->submit(&r);
     ++in_flight;
@@ -439,6 +646,7 @@ std::string Simulation::trace_json() { return trace_ ? trace_->json() : std::str
 serving::BenchmarkSummary Simulation::summary() const {
   if (summary_) return *summary_;
   serving::BenchmarkSummary s = serving::summarize(metrics_.requests(), metrics_.itls(), metrics_.last_finish_s());
+  if (spec_decode_) s.spec = spec_decode_stats();
   if (finished_) summary_ = s;
   return s;
 }
@@ -498,7 +706,55 @@ nlohmann::json Simulation::report() const {
   j["kv_cache_blocks_per_replica"] = memory_.kv_blocks;
   j["kv_cache_tokens_per_replica"] = memory_.kv_tokens;
   add_prefix_cache_report(j);
+  add_context_and_spec_report(j);
   return j;
+}
+
+// --- Context length and speculative decoding (present only when configured or when a request
+// was rejected, so that other scenarios' summaries are unchanged). ---
+void Simulation::add_context_and_spec_report(nlohmann::json& j) const {
+  if (max_model_len_given_ || context_rejected_ > 0) {
+    j["max_model_len"] = max_model_len_;
+    j["context_length_rejected_requests"] = context_rejected_;
+  }
+  if (!spec_decode_) return;
+  const serving::SpecDecodeStats s = spec_decode_stats();
+  j["spec_decode_method"] = serving::spec_method_name(spec_decode_->method);
+  j["spec_decode_num_speculative_tokens"] = spec_decode_->num_speculative_tokens;
+  j["spec_decode_num_drafts"] = s.drafts;
+  j["spec_decode_num_draft_tokens"] = s.draft_tokens;
+  j["spec_decode_num_accepted_tokens"] = s.accepted;
+  j["spec_decode_acceptance_rate"] = s.acceptance_rate();
+  j["spec_decode_mean_acceptance_length"] = s.mean_acceptance_length();
+  j["spec_decode_expected_acceptance_length"] = spec_decode_->acceptance.mean_acceptance_length();
+  nlohmann::json per_position = nlohmann::json::array();
+  for (std::size_t i = 0; i < s.accepted_at.size(); ++i)
+    per_position.push_back(s.drafts > 0 ? static_cast<double>(s.accepted_at[i]) / static_cast<double>(s.drafts) : 0.0);
+  j["spec_decode_per_position_acceptance_rate"] = per_position;
+  j["spec_decode_tokens_per_step"] = s.tokens_per_step();
+  j["spec_decode_proposer_passes"] = s.proposer_passes;
+  j["spec_decode_proposer_cpu_seconds"] = s.proposer_cpu_s;
+}
+
+serving::SpecDecodeStats Simulation::spec_decode_stats() const {
+  serving::SpecDecodeStats s;
+  if (!spec_decode_) return s;
+  s.enabled = true;
+  s.accepted_at.assign(static_cast<std::size_t>(spec_decode_->num_speculative_tokens), 0);
+  for (const auto& r : replicas_) {
+    const serving::ReplicaStats& st = r->stats();
+    s.drafts += st.spec_verified;
+    s.draft_tokens += st.spec_draft_tokens;
+    s.accepted += st.spec_accepted;
+    for (std::size_t i = 0; i < st.spec_accepted_at.size() && i < s.accepted_at.size(); ++i)
+      s.accepted_at[i] += st.spec_accepted_at[i];
+    s.steps += static_cast<std::int64_t>(st.steps);
+    s.proposer_passes += static_cast<std::int64_t>(st.spec_draft_passes);
+    s.proposer_cpu_s += st.spec_proposer_cpu_s;
+  }
+  s.output_tokens = 0;
+  for (const serving::RequestRecord& r : metrics_.requests()) s.output_tokens += r.output_tokens;
+  return s;
 }
 
 void Simulation::add_prefix_cache_report(nlohmann::json& j) const {

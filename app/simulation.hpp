@@ -26,6 +26,7 @@
 #include "serving/memory_plan.hpp"
 #include "serving/replica.hpp"
 #include "serving/router.hpp"
+#include "serving/speculative.hpp"
 #include "serving/workload.hpp"
 
 namespace ks::app {
@@ -89,6 +90,11 @@ class Simulation {
  private:
   void source_loop();
   void add_prefix_cache_report(nlohmann::json& j) const;
+  void add_context_and_spec_report(nlohmann::json& j) const;
+ public:
+  // Speculative decoding's counters summed over the replicas (enabled false without it).
+  serving::SpecDecodeStats spec_decode_stats() const;
+ private:
   std::vector<int> bind_stage_gpus(const std::string& name, int first_device, const hw::GpuRegistry::Entry& gpu_entry,
                                    const config::Params& gpu_p, hw::HostCpu& host);
 
@@ -122,6 +128,12 @@ class Simulation {
   // Summarised once after run(): the percentiles sort every latency (millions of ITLs).
   mutable std::optional<serving::BenchmarkSummary> summary_;
   bool finished_ = false;  // closed-loop workloads: one item per finished request
+  // Context length (vLLM's max_model_len) and the requests of a trace rejected for exceeding it.
+  std::int64_t max_model_len_ = 0;
+  bool max_model_len_given_ = false;  // engine.max_model_len set (reported in summary.json)
+  bool reject_long_requests_ = false;  // trace workloads: reject; others: a workload error
+  std::int64_t context_rejected_ = 0;
+  std::optional<serving::SpecDecodeConfig> spec_decode_;  // engine.speculative
 };
 
 }  // namespace ks::app

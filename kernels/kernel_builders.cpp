@@ -77,4 +77,15 @@ Kernel make_attention_decode(const char* name, std::int64_t sequences, std::int6
                 std::max<std::int64_t>(sequences, 1), q_heads};
 }
 
+Kernel make_attention_verify(const char* name, std::int64_t sequences, std::int64_t queries, std::int64_t keys,
+                             std::int64_t pairs, std::int64_t q_heads, std::int64_t kv_heads, std::int64_t head_dim,
+                             DType act, DType kv) {
+  const double act_b = dtype_bytes(act), kv_b = dtype_bytes(kv);
+  const double qh = d(q_heads), kvh = d(kv_heads), hd = d(head_dim), q = d(queries);
+  const double flops = 4.0 * qh * hd * d(pairs);
+  const double bytes = d(keys) * 2.0 * kvh * hd * kv_b + 2.0 * q * qh * hd * act_b + q * 2.0 * kvh * hd * kv_b;
+  return Kernel{OpKind::AttentionDecode, name, act, queries, keys, head_dim, flops, bytes, Phase::Decode, 1,
+                std::max<std::int64_t>(sequences, 1), q_heads};
+}
+
 }  // namespace ks::kernels

@@ -32,5 +32,12 @@ Kernel make_attention_prefill(const char* name, std::int64_t sequences, std::int
 // Decode: `sequences` queries, `context` keys read in total (each sequence's context incl. new token).
 Kernel make_attention_decode(const char* name, std::int64_t sequences, std::int64_t context, std::int64_t q_heads,
                              std::int64_t kv_heads, std::int64_t head_dim, DType act, DType kv);
+// Decode with several queries per sequence (speculative decoding's verification: a sequence's
+// last token and its drafts): `queries` query tokens in total over `sequences` sequences, `keys`
+// keys read in total (each sequence's KV once, up to its last query), `pairs` (query, key) pairs
+// scored. One query per sequence (queries = sequences, pairs = keys) is make_attention_decode.
+Kernel make_attention_verify(const char* name, std::int64_t sequences, std::int64_t queries, std::int64_t keys,
+                             std::int64_t pairs, std::int64_t q_heads, std::int64_t kv_heads, std::int64_t head_dim,
+                             DType act, DType kv);
 
 }  // namespace ks::kernels

@@ -168,11 +168,16 @@ struct BatchSums {
   i64 decodes = 0;
   i64 decode_ctx = 0;  // keys the decodes read
   i64 sampled = 0;     // rows that reach the LM head
-  i64 tokens() const { return prefill_q + decodes; }
+  // Speculative verification (decode_queries given): query tokens of the decodes and the
+  // (query, key) pairs they score; both equal decodes / decode_ctx with one query each.
+  i64 decode_q = 0, decode_pairs = 0;
+  bool multi_query = false;
+  i64 tokens() const { return prefill_q + decode_q; }
   Phase phase() const { return prefill_q == 0 ? Phase::Decode : decodes == 0 ? Phase::Prefill : Phase::Mixed; }
 };
 
-BatchSums sum_batch(const ModelConfig& model, const StepBatch& batch) {
+BatchSums sum_batch(const ModelConfig& model, const StepBatch& batch,
+                    const std::vector<std::int64_t>* decode_queries = nullptr) {
   BatchSums s;
   s.decodes = static_cast<i64>(batch.decode_contexts.size());
   s.sampled = s.decodes;
@@ -201,6 +206,24 @@ BatchSums sum_batch(const ModelConfig& model, const StepBatch& batch) {
                                            [](std::int64_t ctx) { return ctx < 1; });
     throw std::invalid_argument("decode context must be >= 1 (it includes the new token), got " + std::to_string(bad));
   }
+  s.decode_q = s.decodes;
+  s.decode_pairs = s.decode_ctx;
+  if (decode_queries == nullptr) return s;
+  if (decode_queries->size() != batch.decode_contexts.size())
+    throw std::invalid_argument("decode_queries has " + std::to_string(decode_queries->size()) + " entries for " +
+                                std::to_string(batch.decode_contexts.size()) + " decodes");
+  // Sequence i's query j (0-based) sees context_i + j keys (at most the window); the kernel
+  // reads the keys of the sequence's last query once.
+  s.decode_q = s.decode_ctx = s.decode_pairs = 0;
+  for (std::size_t i = 0; i < batch.decode_contexts.size(); ++i) {
+    const i64 q = (*decode_queries)[i], ctx = batch.decode_contexts[i];
+    if (q < 1) throw std::invalid_argument("decode queries must be >= 1, got " + std::to_string(q));
+    if (q > 1) s.multi_query = true;
+    s.decode_q += q;
+    s.decode_ctx += std::min<i64>(ctx, window) + q - 1;
+    for (i64 j = 0; j < q; ++j) s.decode_pairs += std::min<i64>(ctx + j, window);
+  }
+  s.sampled += s.decode_q - s.decodes;
   return s;
 }
 
@@ -213,7 +236,10 @@ void emit_attention(Emitter& e, const ModelConfig& model, int tp, const BatchSum
     e.emit(make_attention_prefill("attention_prefill", s.prefill_seqs, s.prefill_q, s.prefill_kv, s.prefill_pairs, q_heads, kv_heads,
                                   model.head_dim, e.act, kv_dtype));
   }
-  if (s.decodes > 0) {
+  if (s.decodes > 0 && s.multi_query) {
+    e.emit(make_attention_verify("attention_decode", s.decodes, s.decode_q, s.decode_ctx, s.decode_pairs, q_heads,
+                                 kv_heads, model.head_dim, e.act, kv_dtype));
+  } else if (s.decodes > 0) {
     e.emit(make_attention_decode("attention_decode", s.decodes, s.decode_ctx, q_heads, kv_heads, model.head_dim, e.act,
                                  kv_dtype));
   }
@@ -236,6 +262,11 @@ StepKernels decompose_step(const ModelConfig& model, const StepBatch& batch, DTy
 
 void decompose_step(const ModelConfig& model, const StepBatch& batch, DType weight_dtype,
                     DType kv_dtype, const ParallelConfig& parallel, StepKernels& out) {
+  decompose_step(model, batch, nullptr, weight_dtype, kv_dtype, parallel, out);
+}
+
+void decompose_step(const ModelConfig& model, const StepBatch& batch, const std::vector<std::int64_t>* decode_queries,
+                    DType weight_dtype, DType kv_dtype, const ParallelConfig& parallel, StepKernels& out) {
   out.version = next_version();
   out.base = 0;
   model.validate();
@@ -246,7 +277,7 @@ void decompose_step(const ModelConfig& model, const StepBatch& batch, DType weig
   out.post.clear();
   out.num_layers = layers_per_stage(model.num_layers, parallel.pp);
 
-  const BatchSums sums = sum_batch(model, batch);
+  const BatchSums sums = sum_batch(model, batch, decode_queries);
   const i64 tokens = sums.tokens();
   if (tokens == 0) return;
 
@@ -325,8 +356,10 @@ void decompose_step(const ModelConfig& model, const StepBatch& batch, DType weig
 StepDecomposer::StepDecomposer(ModelConfig model, DType weight_dtype, DType kv_dtype, ParallelConfig parallel)
     : model_(std::move(model)), weight_dtype_(weight_dtype), kv_dtype_(kv_dtype), parallel_(parallel) {}
 
-const StepKernels& StepDecomposer::decompose(const StepBatch& batch) {
-  const BatchSums sums = sum_batch(model_, batch);
+const StepKernels& StepDecomposer::decompose(const StepBatch& batch) { return decompose(batch, nullptr); }
+
+const StepKernels& StepDecomposer::decompose(const StepBatch& batch, const std::vector<std::int64_t>* decode_queries) {
+  const BatchSums sums = sum_batch(model_, batch, decode_queries);
   const i64 tokens = sums.tokens();
   if (tokens > 0 && tokens == tokens_ && sums.sampled == sampled_ && sums.phase() == phase_) {
     // The same kernels but attention (whose count the phase fixes): refill those in place.
@@ -343,7 +376,7 @@ const StepKernels& StepDecomposer::decompose(const StepBatch& batch) {
     return out_;
   }
   tokens_ = 0;  // no reuse after a throw
-  decompose_step(model_, batch, weight_dtype_, kv_dtype_, parallel_, out_);
+  decompose_step(model_, batch, decode_queries, weight_dtype_, kv_dtype_, parallel_, out_);
   auto is_attention = [](const Kernel& k) {
     return k.op == OpKind::AttentionPrefill || k.op == OpKind::AttentionDecode;
   };

@@ -62,6 +62,15 @@ StepKernels decompose_step(const ModelConfig& model, const StepBatch& batch, DTy
 void decompose_step(const ModelConfig& model, const StepBatch& batch, DType weight_dtype,
                     DType kv_dtype, const ParallelConfig& parallel, StepKernels& out);
 
+// Speculative decoding's verification step: decode sequence i carries (*decode_queries)[i]
+// query tokens (its last token and its drafts) instead of one; decode_contexts[i] still counts
+// the keys its first query sees (itself included), query j sees j more. Every query is a token
+// through the dense layers and a row of the LM head and sampler (GEMM M = sum of the queries);
+// attention reads each sequence's KV once (make_attention_verify). nullptr: one query each,
+// exactly the overload above.
+void decompose_step(const ModelConfig& model, const StepBatch& batch, const std::vector<std::int64_t>* decode_queries,
+                    DType weight_dtype, DType kv_dtype, const ParallelConfig& parallel, StepKernels& out);
+
 // decompose_step over a run's consecutive steps for one model and configuration. A step with
 // the same token count, sampled rows and phase as the previous one has the same kernels except
 // attention (the context lengths move), so only those are rebuilt, and reported as the only
@@ -71,6 +80,8 @@ class StepDecomposer {
   StepDecomposer(ModelConfig model, DType weight_dtype, DType kv_dtype, ParallelConfig parallel = {});
   // The kernels of `batch`, valid until the next call. Throws as decompose_step.
   const StepKernels& decompose(const StepBatch& batch);
+  // With several queries per decode (speculative verification; see decompose_step).
+  const StepKernels& decompose(const StepBatch& batch, const std::vector<std::int64_t>* decode_queries);
 
  private:
   ModelConfig model_;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <utility>
 
 namespace ks::serving {
 
@@ -15,6 +16,15 @@ ContinuousBatchingScheduler::ContinuousBatchingScheduler(const SchedulerLimits& 
 }
 
 void ContinuousBatchingScheduler::add(Request* request) { waiting_.push_back(request); }
+
+void ContinuousBatchingScheduler::set_speculative(int k, AcceptDrafts accept) {
+  if (k < 1) throw std::invalid_argument("speculative decoding needs k >= 1 drafts, got " + std::to_string(k));
+  if (limits_.multi_step > 1)
+    throw std::invalid_argument("speculative decoding with multi-step scheduling is not modelled");
+  if (!accept) throw std::invalid_argument("speculative decoding needs an acceptance function");
+  spec_k_ = k;
+  accept_ = std::move(accept);
+}
 
 void ContinuousBatchingScheduler::preempt(Request* request, StepPlan& plan) {
   kv_.release(*request);
@@ -52,7 +62,11 @@ void ContinuousBatchingScheduler::schedule_running(StepPlan& plan, std::int64_t&
       kept.push_back(r);
       continue;
     }
-    const std::int64_t tokens = std::min(tokens_to_compute(*r), budget);
+    std::int64_t tokens = std::min(tokens_to_compute(*r), budget);
+    // A speculative decode verifies its drafts in the same pass (no more than it can still emit).
+    if (spec_k_ > 0 && tokens == 1 && r->generated > 0)
+      tokens += std::max<std::int64_t>(
+          0, std::min({static_cast<std::int64_t>(spec_k_), r->output_tokens - r->generated - 1, budget - 1}));
     std::int64_t room = r->computed_tokens + tokens;
     // A decode in a multi-step batch needs room for every pass's token (vLLM's lookahead slots),
     // up to the sequence's last one.
@@ -150,12 +164,32 @@ void ContinuousBatchingScheduler::complete(const StepPlan& plan, double now_s, S
   outcome.emitted.clear();
   outcome.finished.clear();
   outcome.emitted.reserve(plan.sequences.size());
+  if (spec_k_ > 0) {
+    outcome.spec_verified = outcome.spec_draft_tokens = outcome.spec_accepted = 0;
+    outcome.spec_accepted_at.assign(static_cast<std::size_t>(spec_k_), 0);
+  }
   for (const ScheduledSequence& s : plan.sequences) {
     Request* r = s.request;
     // Each pass of a multi-step batch yields a token; passes past the request's last token ran
     // (the batch keeps its shape) but their tokens are dropped.
-    const std::int64_t passes = std::min<std::int64_t>(plan.steps, r->output_tokens - r->generated);
-    r->computed_tokens += s.tokens + (passes - 1);
+    std::int64_t passes = std::min<std::int64_t>(plan.steps, r->output_tokens - r->generated);
+    std::int64_t computed = s.tokens + (passes - 1);
+    // A speculative decode: its last token and `drafts` drafts were verified; the accepted
+    // drafts and the bonus token come out, the rejected drafts' KV goes.
+    const std::int64_t drafts = r->generated > 0 && s.cached_before == r->sequence_length() - 1 ? s.tokens - 1 : 0;
+    if (drafts > 0) {
+      const std::int64_t accepted = accept_(drafts);
+      if (accepted < 0 || accepted > drafts)
+        throw std::logic_error("accepted drafts " + std::to_string(accepted) + " outside [0, " + std::to_string(drafts) + "]");
+      ++outcome.spec_verified;
+      outcome.spec_draft_tokens += drafts;
+      outcome.spec_accepted += accepted;
+      for (std::int64_t i = 0; i < accepted; ++i) ++outcome.spec_accepted_at[static_cast<std::size_t>(i)];
+      passes = accepted + 1;
+      computed = accepted + 1;
+    }
+    r->computed_tokens += computed;
+    if (drafts > 0) kv_.shrink(*r, r->computed_tokens);
     kv_.commit(*r);  // its full blocks become reusable by later requests with the same prefix
     if (r->computed_tokens < r->sequence_length()) continue;  // a prefill chunk, not the last
     // The step's logits for this sequence yield one token (one per pass when multi-step).

@@ -3,8 +3,10 @@
 // Pure classes (no SystemC), so their invariants are tested without a simulation.
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <limits>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -39,9 +41,16 @@ struct EmittedToken {
 
 // Outcome of a finished step.
 struct StepOutcome {
-  std::vector<EmittedToken> emitted;  // requests that produced one token this step
+  std::vector<EmittedToken> emitted;  // requests that produced one token (or, speculative, a chunk) this step
   std::vector<Request*> finished;     // requests that produced their last token (subset of emitted)
+  // Speculative decoding (all zero without it): sequences verified with at least one draft,
+  // drafts verified, drafts accepted, and per draft position i the sequences that accepted it.
+  std::int64_t spec_verified = 0, spec_draft_tokens = 0, spec_accepted = 0;
+  std::vector<std::int64_t> spec_accepted_at;
 };
+
+// Speculative decoding's acceptance: how many of `drafts` drafts the target accepts.
+using AcceptDrafts = std::function<std::int64_t(std::int64_t drafts)>;
 
 struct SchedulerLimits {
   std::int64_t max_num_seqs = 256;
@@ -87,6 +96,13 @@ class BatchScheduler {
   virtual std::int64_t max_num_batched_tokens() const { return std::numeric_limits<std::int64_t>::max(); }
   virtual std::size_t num_running() const = 0;
   virtual std::size_t num_waiting() const = 0;
+  // Speculative decoding with k drafts per decode (see ContinuousBatchingScheduler). A
+  // scheduler that cannot throws std::logic_error.
+  virtual void set_speculative(int k, AcceptDrafts accept) {
+    (void)k;
+    (void)accept;
+    throw std::logic_error("this scheduler does not model speculative decoding");
+  }
 };
 
 struct SchedulerArgs {
@@ -120,6 +136,12 @@ class ContinuousBatchingScheduler final : public BatchScheduler {
   std::int64_t max_num_batched_tokens() const override { return limits_.max_num_batched_tokens; }
   std::size_t num_running() const override { return running_.size(); }
   std::size_t num_waiting() const override { return waiting_.size(); }
+  // Speculative decoding: a running decode computes its last token and d = min(k, tokens it
+  // still has to emit - 1, budget - 1) drafts, all counted in the token budget, with KV room
+  // reserved for the 1 + d tokens. On completion `accept(d)` says how many drafts were
+  // accepted: the sequence emits accepted + 1 tokens (one streamed chunk) and the blocks of the
+  // rejected drafts are freed. Not with multi-step scheduling (std::invalid_argument).
+  void set_speculative(int k, AcceptDrafts accept) override;
 
  private:
   std::int64_t tokens_to_compute(const Request& r) const { return r.sequence_length() - r.computed_tokens; }
@@ -135,6 +157,8 @@ class ContinuousBatchingScheduler final : public BatchScheduler {
   std::vector<Request*> running_;  // in admission order
   std::deque<Request*> waiting_;
   std::vector<Request*> kept_;  // schedule_running's scratch list
+  int spec_k_ = 0;              // drafts per decode (0: no speculative decoding)
+  AcceptDrafts accept_;
 };
 
 }  // namespace ks::serving

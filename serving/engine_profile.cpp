@@ -67,9 +67,16 @@ const std::vector<EngineProfile>& engine_profiles() {
         {"hardware.gpu.kernel_engine", "trtllm"},
         {"hardware.host.prepare_overhead", "100us"},
         {"hardware.host.finish_overhead", "50us"},
-        {"hardware.host.launch_overhead", "1us"}}},
+        {"hardware.host.launch_overhead", "1us"}},
+       false},
   };
   return profiles;
+}
+
+bool profile_caps_at_model_context(const std::string& profile) {
+  for (const auto& p : engine_profiles())
+    if (p.name == profile) return p.caps_at_model_context;
+  return true;
 }
 
 void apply_engine_profile(config::Document& scenario) {

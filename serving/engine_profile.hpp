@@ -14,7 +14,14 @@ struct EngineProfile {
   std::string name;
   std::string doc;
   std::vector<std::pair<std::string, std::string>> defaults;  // key path -> YAML value
+  // Whether the engine caps a request's prompt + output at the model's max_position_embeddings
+  // when no engine.max_model_len is given (vLLM, SGLang). TensorRT-LLM's limit is the engine's
+  // max_seq_len, which trtllm-bench builds from the dataset's lengths: no cap by default.
+  bool caps_at_model_context = true;
 };
+
+// The profile's caps_at_model_context; true for "none" or an unknown name.
+bool profile_caps_at_model_context(const std::string& profile);
 
 const std::vector<EngineProfile>& engine_profiles();
 

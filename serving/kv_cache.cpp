@@ -197,4 +197,17 @@ void KvBlockManager::release(Request& r) {
   r.kv_committed_blocks = 0;
 }
 
+void KvBlockManager::shrink(Request& r, std::int64_t tokens) {
+  const auto keep = static_cast<std::size_t>(std::max<std::int64_t>(blocks_for(tokens), r.kv_committed_blocks));
+  while (r.block_table.size() > keep) {
+    const std::int32_t block = r.block_table.back();
+    r.block_table.pop_back();
+    const auto i = static_cast<std::size_t>(block);
+    if (--ref_[i] > 0) continue;
+    if (hashed_[i] != 0) push_free_back(block);
+    else push_free_front(block);
+  }
+  r.kv_blocks = static_cast<std::int64_t>(r.block_table.size());
+}
+
 }  // namespace ks::serving

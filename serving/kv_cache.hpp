@@ -58,6 +58,9 @@ class KvBlockManager {
   }
   // Drops the request's references; its cached blocks stay reusable until evicted.
   void release(Request& request);
+  // Frees the request's blocks beyond those `tokens` tokens need (speculative decoding: the
+  // rejected drafts' KV); their content is dropped (tail first, like release).
+  void shrink(Request& request, std::int64_t tokens);
 
   std::int64_t num_blocks() const { return static_cast<std::int64_t>(ref_.size()); }
   // Blocks no request holds (cached or empty): what allocations can take.

@@ -35,6 +35,7 @@ MemoryPlan plan_stage(const kernels::ModelConfig& model, const MemoryInputs& in,
   plan.usable_bytes = free_fraction ? in.gpu_memory_bytes : in.gpu_memory_bytes * in.gpu_memory_utilization;
   plan.weight_bytes = static_cast<double>(model.stage_parameter_count(layers.count(), stage == 0, last)) *
                       kernels::dtype_bytes(in.weight_dtype) / in.tp;
+  if (in.proposer_weight_bytes > 0) plan.weight_bytes += in.proposer_weight_bytes;
   // Peak activations of the largest step: the hidden states and the MLP's intermediate tensors of
   // the batched tokens (16-bit), plus fp32 logits for the sampled sequences (last stage).
   const double tokens = static_cast<double>(in.max_num_batched_tokens);
@@ -43,6 +44,7 @@ MemoryPlan plan_stage(const kernels::ModelConfig& model, const MemoryInputs& in,
   plan.kv_bytes = plan.usable_bytes - plan.weight_bytes - plan.workspace_bytes;
   if (free_fraction && plan.kv_bytes > 0) plan.kv_bytes *= in.kv_free_memory_fraction;
   plan.kv_bytes_per_token = model.kv_bytes_per_token(in.kv_dtype) / model.num_layers * layers.count() / in.tp;
+  if (in.proposer_kv_bytes_per_token > 0) plan.kv_bytes_per_token += in.proposer_kv_bytes_per_token;
   const double block_bytes = plan.kv_bytes_per_token * static_cast<double>(in.block_size);
   fits = plan.kv_bytes >= block_bytes;
   // The block manager tracks every block (int32 ids, a few bytes each): a KV cache of more blocks

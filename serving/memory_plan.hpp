@@ -36,6 +36,10 @@ struct MemoryInputs {
   std::int64_t block_size = 16;
   std::int64_t max_num_batched_tokens = 8192;
   std::int64_t max_num_seqs = 256;
+  // Speculative decoding's proposer on every GPU (pp = 1 only): its weights and the KV bytes
+  // per token of its layers, which share the target's block table (serving/speculative.hpp).
+  double proposer_weight_bytes = 0;
+  double proposer_kv_bytes_per_token = 0;
 };
 
 // Throws std::invalid_argument with the numbers when the model does not fit. With pp > 1 it is

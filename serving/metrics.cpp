@@ -164,6 +164,15 @@ std::string format_table(const BenchmarkSummary& s) {
   metric_block(out, "Time per Output Token (excl. 1st token)", "TPOT", s.tpot);
   metric_block(out, "Inter-token Latency", "ITL", s.itl);
   metric_block(out, "End-to-end Latency", "E2EL", s.e2el);
+  if (s.spec.enabled) {
+    centred_line(out, "Speculative Decoding", '-', 50);
+    float_line(out, "Acceptance rate (%):", 100.0 * s.spec.acceptance_rate());
+    float_line(out, "Acceptance length:", s.spec.mean_acceptance_length());
+    int_line(out, "Drafts:", s.spec.drafts);
+    int_line(out, "Draft tokens:", s.spec.draft_tokens);
+    int_line(out, "Accepted tokens:", s.spec.accepted);
+    float_line(out, "Output tokens per engine step:", s.spec.tokens_per_step());
+  }
   out.append(50, '=');
   out += '\n';
   return out;

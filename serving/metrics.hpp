@@ -20,12 +20,29 @@ struct RequestRecord {
   std::int64_t output_tokens;
 };
 
+// Speculative decoding's counters (vLLM's spec_decode metrics): drafts = verified sequences
+// with at least one draft, draft_tokens = drafts verified, accepted = drafts accepted,
+// accepted_at[i] = sequences that accepted draft position i+1.
+struct SpecDecodeStats {
+  bool enabled = false;
+  std::int64_t drafts = 0, draft_tokens = 0, accepted = 0;
+  std::vector<std::int64_t> accepted_at;
+  std::int64_t steps = 0, output_tokens = 0, proposer_passes = 0;
+  double proposer_cpu_s = 0;
+  double acceptance_rate() const { return draft_tokens > 0 ? static_cast<double>(accepted) / draft_tokens : 0.0; }
+  // Tokens one verification emits, the bonus token included: 1 + accepted / drafts.
+  double mean_acceptance_length() const { return drafts > 0 ? 1.0 + static_cast<double>(accepted) / drafts : 0.0; }
+  // Output tokens of the completed requests per engine step (all sequences of a step together).
+  double tokens_per_step() const { return steps > 0 ? static_cast<double>(output_tokens) / steps : 0.0; }
+};
+
 struct BenchmarkSummary {
   std::int64_t completed;
   double duration_s;
   std::int64_t total_input_tokens, total_output_tokens;
   double request_throughput, output_throughput, total_token_throughput;  // per second
   LatencyStats ttft, tpot, itl, e2el;
+  SpecDecodeStats spec;  // printed by format_table when enabled; not in to_json
 };
 
 // numpy.percentile with its default (linear) method; q in [0, 100] (else std::invalid_argument).

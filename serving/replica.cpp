@@ -2,8 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <deque>
+#include <map>
 #include <stdexcept>
+#include <string>
 
+#include "kernels/kernel_builders.hpp"
 #include "kernels/step_decomposer.hpp"
 
 namespace ks::serving {
@@ -43,6 +47,25 @@ Replica::Replica(sim::Environment& env, ReplicaSpec spec, std::vector<proto::Ste
   for (int s = 0; s < pp; ++s) env_.process([this, s] { stage_loop(s); }, spec_.name + ".stage" + std::to_string(s));
 }
 
+void Replica::set_speculative(const SpecDecodeConfig& spec, std::uint64_t seed) {
+  if (spec_decode_) throw std::logic_error("replica '" + spec_.name + "': speculative decoding set twice");
+  if (spec_.parallel.pp != 1)
+    throw std::invalid_argument("replica '" + spec_.name + "': speculative decoding with pipeline parallelism is not modelled");
+  if (spec.acceptance.k() != spec.num_speculative_tokens)
+    throw std::invalid_argument("replica '" + spec_.name + "': acceptance has " + std::to_string(spec.acceptance.k()) +
+                                " positions for " + std::to_string(spec.num_speculative_tokens) + " speculative tokens");
+  spec_decode_ = std::make_unique<SpecDecodeConfig>(spec);
+  spec_rng_ = std::make_unique<util::Rng>(util::Rng::for_component(seed, spec_.name + ".spec_decode"));
+  if (spec.method != SpecMethod::Ngram)
+    draft_decomposer_ = std::make_unique<kernels::StepDecomposer>(spec.draft, spec_.weight_dtype, spec_.kv_dtype,
+                                                                  kernels::ParallelConfig{spec_.parallel.tp, 1});
+  stats_.spec_accepted_at.assign(static_cast<std::size_t>(spec.num_speculative_tokens), 0);
+  const AcceptanceModel* acceptance = &spec_decode_->acceptance;
+  util::Rng* rng = spec_rng_.get();
+  scheduler_->set_speculative(spec.num_speculative_tokens,
+                              [acceptance, rng](std::int64_t drafts) { return acceptance->sample(drafts, *rng); });
+}
+
 void Replica::submit(Request* request) {
   const std::int64_t needed = kv_->blocks_for(request->prompt_tokens + request->output_tokens);
   if (needed > kv_->num_blocks())
@@ -58,13 +81,20 @@ void Replica::to_batch(const StepPlan& plan, kernels::StepBatch& batch, std::vec
   batch.prefills.clear();  // refilled in place: no allocation per step
   batch.decode_contexts.clear();
   ids.clear();
+  decode_queries_.clear();
+  decode_drafts_.clear();
   batch.decode_contexts.reserve(plan.sequences.size());
   for (const ScheduledSequence& s : plan.sequences) {
     const Request& r = *s.request;
     ids.push_back(r.id);
-    const bool decode = s.tokens == 1 && r.generated > 0 && s.cached_before == r.sequence_length() - 1;
+    // A speculative decode also verifies its drafts: tokens = 1 + drafts.
+    const bool decode = (s.tokens == 1 || spec_decode_) && r.generated > 0 && s.cached_before == r.sequence_length() - 1;
     if (decode) {
       batch.decode_contexts.push_back(s.cached_before + 1);
+      if (spec_decode_) {
+        decode_queries_.push_back(s.tokens);
+        decode_drafts_.push_back(s.tokens - 1);
+      }
     } else {
       const bool last = s.cached_before + s.tokens == r.sequence_length();
       batch.prefills.push_back({s.tokens, s.cached_before, last});
@@ -87,6 +117,11 @@ void Replica::engine_loop() {
       if (s.request->first_scheduled_s < 0) s.request->first_scheduled_s = env_.now_seconds();
 
     to_batch(plan, batch_, batch_ids_);
+    if (spec_decode_) {
+      speculative_step(plan);
+      finish_step(plan);
+      continue;
+    }
     // A multi-step batch: the host prepares once and processes the outputs once; in between, the
     // GPU runs one pass after another with every context one token longer.
     for (int pass = 0; pass < plan.steps; ++pass) {
@@ -101,6 +136,80 @@ void Replica::engine_loop() {
   }
 }
 
+namespace {
+
+// "draft_<name>" for a proposer's kernel, so that kernels.csv and the trace keep the proposer's
+// kernels apart from the target's. Interned: Kernel::name is a static string.
+const char* draft_kernel_name(const char* name) {
+  static std::map<const void*, const char*> interned;
+  static std::deque<std::string> storage;
+  const auto it = interned.find(name);
+  if (it != interned.end()) return it->second;
+  storage.push_back(std::string("draft_") + name);
+  return interned[name] = storage.back().c_str();
+}
+
+}  // namespace
+
+// vLLM's order within one engine step is: target forward (verification), rejection sampling,
+// then the proposer for the next step; here the proposer's passes for this step's drafts run
+// first, which prices the same work. The proposer: a draft model or an EAGLE/MTP head runs
+// one pass over the step's prefill chunks (its own KV of the prompt) and the decodes' last
+// tokens, then one pass per further draft position over the decodes that still draft; n-gram
+// prompt lookup costs CPU time per drafting sequence. Then the target verifies 1 + drafts
+// tokens per decode in one forward pass.
+void Replica::speculative_step(const StepPlan&) {
+  const SpecDecodeConfig& sd = *spec_decode_;
+  const std::uint64_t step_id = stats_.steps;
+  bool prepared = false;
+  std::int64_t max_drafts = 0, drafting = 0;
+  for (const std::int64_t d : decode_drafts_) {
+    max_drafts = std::max(max_drafts, d);
+    drafting += d > 0 ? 1 : 0;
+  }
+  if (sd.method == SpecMethod::Ngram) {
+    if (drafting > 0) {
+      const double cpu_s = static_cast<double>(drafting) * sd.ngram_seconds_per_sequence;
+      env_.hold(sim::seconds(cpu_s));
+      stats_.spec_proposer_cpu_s += cpu_s;
+      stats_.host_s += cpu_s;
+      stats_.busy_s += cpu_s;
+    }
+  } else {
+    for (std::int64_t pass = 0; pass < std::max<std::int64_t>(max_drafts, 1); ++pass) {
+      draft_batch_.prefills.clear();
+      draft_batch_.decode_contexts.clear();
+      if (pass == 0) draft_batch_.prefills = batch_.prefills;
+      for (std::size_t i = 0; i < batch_.decode_contexts.size(); ++i)
+        if (decode_drafts_[i] > pass) draft_batch_.decode_contexts.push_back(batch_.decode_contexts[i] + pass);
+      if (draft_batch_.empty()) break;
+      draft_kernels_ = draft_decomposer_->decompose(draft_batch_);
+      for (auto* list : {&draft_kernels_.pre, &draft_kernels_.per_layer, &draft_kernels_.post})
+        for (kernels::Kernel& k : *list) k.name = draft_kernel_name(k.name);
+      if (sd.head_fc && !draft_kernels_.per_layer.empty()) {
+        // EAGLE / MTP: the fusion of token embedding and target hidden state, [2h -> h],
+        // replicated on every TP rank (vLLM's llama_eagle.py: nn.Linear).
+        const kernels::DType act = kernels::activation_dtype(spec_.weight_dtype);
+        kernels::Kernel fc = kernels::make_gemm("draft_fc", draft_batch_.num_tokens(), sd.draft.hidden_size,
+                                                2 * static_cast<std::int64_t>(sd.draft.hidden_size),
+                                                kernels::gemm_compute_dtype(spec_.weight_dtype),
+                                                kernels::dtype_bytes(act), kernels::dtype_bytes(spec_.weight_dtype));
+        fc.phase = draft_kernels_.per_layer.front().phase;
+        draft_kernels_.pre.push_back(fc);
+      }
+      account(host_.execute_step(draft_kernels_, proto::step_shape(draft_batch_, spec_.parallel.tp), step_id,
+                                 &batch_ids_, proto::HostPhases{!prepared, false}));
+      prepared = true;
+      ++stats_.spec_draft_passes;
+    }
+  }
+  const kernels::StepKernels& verify = decomposer_.decompose(batch_, &decode_queries_);
+  proto::StepShape shape = proto::step_shape(batch_, spec_.parallel.tp);
+  for (const std::int64_t d : decode_drafts_) shape.tokens += d;
+  account(host_.execute_step(verify, shape, step_id, &batch_ids_, proto::HostPhases{!prepared, true}));
+  ++stats_.steps;
+}
+
 void Replica::account(const proto::StepTiming& timing) {
   stats_.kernels += timing.kernels;
   stats_.busy_s += sim::to_seconds(timing.total);
@@ -112,6 +221,12 @@ void Replica::account(const proto::StepTiming& timing) {
 void Replica::finish_step(const StepPlan& plan) {
   StepOutcome& outcome = outcome_;
   scheduler_->complete(plan, env_.now_seconds(), outcome);
+  if (spec_decode_) {
+    stats_.spec_verified += outcome.spec_verified;
+    stats_.spec_draft_tokens += outcome.spec_draft_tokens;
+    stats_.spec_accepted += outcome.spec_accepted;
+    for (std::size_t i = 0; i < outcome.spec_accepted_at.size(); ++i) stats_.spec_accepted_at[i] += outcome.spec_accepted_at[i];
+  }
   metrics_.record(outcome, env_.now_seconds());
   if (trace_ != nullptr) trace_step(outcome);
   outstanding_ -= outcome.finished.size();

@@ -29,6 +29,8 @@
 #include "serving/batch_scheduler.hpp"
 #include "serving/kv_cache.hpp"
 #include "serving/metrics_recorder.hpp"
+#include "serving/speculative.hpp"
+#include "base/util/rng.hpp"
 
 namespace ks::serving {
 
@@ -47,6 +49,13 @@ struct ReplicaStats {
   double busy_s = 0;     // summed over pipeline stages
   double host_s = 0;     // prepare + finish overheads
   double gpu_wait_s = 0; // host waiting for the GPU
+  // Speculative decoding (all zero without it): verified sequences with drafts, drafts,
+  // accepted drafts, acceptances per draft position, proposer passes on the GPU and the
+  // proposer's CPU time (n-gram lookup).
+  std::int64_t spec_verified = 0, spec_draft_tokens = 0, spec_accepted = 0;
+  std::vector<std::int64_t> spec_accepted_at;
+  std::uint64_t spec_draft_passes = 0;
+  double spec_proposer_cpu_s = 0;
 };
 
 class Replica {
@@ -59,6 +68,10 @@ class Replica {
           std::vector<proto::ActivationChannel*> links, std::unique_ptr<KvBlockManager> kv,
           std::unique_ptr<BatchScheduler> scheduler, MetricsRecorder& metrics);
 
+  // Turns on speculative decoding (before the simulation runs; pp = 1 only, else
+  // std::invalid_argument): the proposer's kernels are priced on this replica's GPUs, and the
+  // accepted drafts are drawn from the stream of component "<name>.spec_decode" under `seed`.
+  void set_speculative(const SpecDecodeConfig& spec, std::uint64_t seed);
   void submit(Request* request);
   std::size_t outstanding() const { return outstanding_; }
   const ReplicaStats& stats() const { return stats_; }
@@ -96,6 +109,8 @@ class Replica {
   void account(const proto::StepTiming& timing);
   void finish_step(const StepPlan& plan);
   void to_batch(const StepPlan& plan, kernels::StepBatch& batch, std::vector<std::uint64_t>& ids);
+  // One speculative step: the proposer's passes, then the verification of every decode's drafts.
+  void speculative_step(const StepPlan& plan);
 
   sim::Environment& env_;
   ReplicaSpec spec_;
@@ -122,6 +137,14 @@ class Replica {
   int in_flight_ = 0;
   util::TraceRecorder* trace_ = nullptr;
   int trace_track_ = -1;
+  // Speculative decoding (spec_decode_ null: off).
+  std::unique_ptr<SpecDecodeConfig> spec_decode_;
+  std::unique_ptr<kernels::StepDecomposer> draft_decomposer_;
+  std::unique_ptr<util::Rng> spec_rng_;
+  std::vector<std::int64_t> decode_queries_;  // per decode of batch_: 1 + its drafts
+  std::vector<std::int64_t> decode_drafts_;   // per decode of batch_
+  kernels::StepBatch draft_batch_;
+  kernels::StepKernels draft_kernels_;
 
   void trace_step(const StepOutcome& outcome);
 };

@@ -30,7 +30,7 @@ TEST(HfConfig, EveryShippedConfigMatchesItsPublishedSize) {
       {"llama-3-8b", 8.03e9},     {"llama-3-70b", 70.6e9},   {"llama-3.1-8b", 8.03e9},
       {"llama-3.1-70b", 70.6e9},  {"codellama-34b", 33.7e9}, {"mistral-7b", 7.24e9},
       {"mixtral-8x7b", 46.7e9},   {"qwen-72b", 72.3e9},      {"internlm-20b", 20.0e9},
-      {"phi-2", 2.78e9},
+      {"phi-2", 2.78e9},          {"llama-3.2-1b", 1.24e9},
   };
   ASSERT_EQ(builtin_model_names().size(), std::size(cases));
   for (const Case& c : cases) {
@@ -40,6 +40,8 @@ TEST(HfConfig, EveryShippedConfigMatchesItsPublishedSize) {
   // Exact safetensors totals where we know them.
   EXPECT_EQ(model("mixtral-8x7b").parameter_count(), 46702792704);
   EXPECT_EQ(model("llama-3.1-70b").parameter_count(), 70553706496);
+  // Tied embeddings: 128256 x 2048 embedding + 16 x 60821504 per layer + 2048 final norm.
+  EXPECT_EQ(model("llama-3.2-1b").parameter_count(), 1235814400);
 }
 
 TEST(HfConfig, FamiliesMapToTheirShapes) {
