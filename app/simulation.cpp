@@ -66,7 +66,11 @@ config::Schema cache_schema() {
 
 config::Schema output_schema() {
   config::Schema s("Where results go.");
-  s.string("dir", std::string(""), "output folder (default: results/<name>)");
+  s.string("dir", std::string(""), "output folder (default: results/<name>)")
+      .number("price_per_gpu_hour", 0.0,
+              "price of one GPU-hour (any currency): summary.json then gives the run's cost and its cost per "
+              "million output and total tokens; 0 = not reported",
+              0.0);
   return s;
 }
 
@@ -449,6 +453,7 @@ Simulation::Simulation(config::Document& scenario) {
 
   const config::Params out_p = root.section("output", false).resolve(output_schema());
   output_dir_ = out_p.string("dir").empty() ? "results/" + name_ : out_p.string("dir");
+  price_per_gpu_hour_ = out_p.number("price_per_gpu_hour");
 
   // Every section has been read: anything left is a misspelt or unsupported key.
   scenario.check_unused();
@@ -707,7 +712,42 @@ nlohmann::json Simulation::report() const {
   j["kv_cache_tokens_per_replica"] = memory_.kv_tokens;
   add_prefix_cache_report(j);
   add_context_and_spec_report(j);
+  add_utilization_report(j);
   return j;
+}
+
+// How busy the deployment was, and what it cost: GPU time over GPU-seconds of the run, sequences
+// per scheduled batch, time-weighted KV-cache usage, and, given a GPU-hour price, the cost.
+void Simulation::add_utilization_report(nlohmann::json& j) const {
+  const serving::BenchmarkSummary s = summary();
+  double busy = 0;
+  for (const hw::GpuModule* g : gpus()) busy += g->busy_seconds();
+  const double gpu_seconds = s.duration_s * static_cast<double>(gpus_.size());
+  j["gpu_utilization"] = gpu_seconds > 0 ? busy / gpu_seconds : 0.0;
+  std::uint64_t batches = 0, sequences = 0;
+  double kv_seconds = 0, kv_span = 0, kv_peak = 0;
+  for (const auto& r : replicas_) {
+    const serving::ReplicaStats& st = r->stats();
+    batches += st.batches;
+    sequences += st.batched_sequences;
+    kv_seconds += st.kv_usage_seconds;
+    kv_span += st.kv_last_s;
+    kv_peak = std::max(kv_peak, st.kv_usage_peak);
+  }
+  j["mean_batch_size"] = batches > 0 ? static_cast<double>(sequences) / static_cast<double>(batches) : 0.0;
+  j["mean_kv_cache_usage"] = kv_span > 0 ? kv_seconds / kv_span : 0.0;
+  j["peak_kv_cache_usage"] = kv_peak;
+  if (price_per_gpu_hour_ > 0) {
+    const double cost = price_per_gpu_hour_ * gpu_seconds / 3600.0;
+    j["price_per_gpu_hour"] = price_per_gpu_hour_;
+    j["cost"] = cost;
+    j["cost_per_million_output_tokens"] =
+        s.total_output_tokens > 0 ? cost / (static_cast<double>(s.total_output_tokens) / 1e6) : 0.0;
+    j["cost_per_million_total_tokens"] =
+        s.total_input_tokens + s.total_output_tokens > 0
+            ? cost / (static_cast<double>(s.total_input_tokens + s.total_output_tokens) / 1e6)
+            : 0.0;
+  }
 }
 
 // --- Context length and speculative decoding (present only when configured or when a request

@@ -90,6 +90,7 @@ class Simulation {
  private:
   void source_loop();
   void add_prefix_cache_report(nlohmann::json& j) const;
+  void add_utilization_report(nlohmann::json& j) const;
   void add_context_and_spec_report(nlohmann::json& j) const;
  public:
   // Speculative decoding's counters summed over the replicas (enabled false without it).
@@ -101,6 +102,7 @@ class Simulation {
   std::string name_;
   std::uint64_t seed_ = 0;
   std::string output_dir_;
+  double price_per_gpu_hour_ = 0;
   std::unique_ptr<sim::Environment> env_;
   std::vector<std::unique_ptr<hw::GpuModule>> gpus_;
   // Replica i, pipeline stage s owns GPUs [(i*pp + s)*tp, (i*pp + s + 1)*tp), behind a TpGroup

@@ -219,6 +219,12 @@ void Replica::account(const proto::StepTiming& timing) {
 
 // The step's tokens are out: progress, metrics, finished requests.
 void Replica::finish_step(const StepPlan& plan) {
+  const double usage = kv_->usage(), now = env_.now_seconds();  // held since the last batch ended
+  stats_.kv_usage_seconds += usage * (now - stats_.kv_last_s);
+  stats_.kv_usage_peak = std::max(stats_.kv_usage_peak, usage);
+  stats_.kv_last_s = now;
+  ++stats_.batches;
+  stats_.batched_sequences += plan.sequences.size();
   StepOutcome& outcome = outcome_;
   scheduler_->complete(plan, env_.now_seconds(), outcome);
   if (spec_decode_) {

@@ -49,6 +49,10 @@ struct ReplicaStats {
   double busy_s = 0;     // summed over pipeline stages
   double host_s = 0;     // prepare + finish overheads
   double gpu_wait_s = 0; // host waiting for the GPU
+  // Scheduled batches and their sequences (mean batch size); KV-cache usage integrated over
+  // the time between batch completions, and its peak.
+  std::uint64_t batches = 0, batched_sequences = 0;
+  double kv_usage_seconds = 0, kv_usage_peak = 0, kv_last_s = 0;
   // Speculative decoding (all zero without it): verified sequences with drafts, drafts,
   // accepted drafts, acceptances per draft position, proposer passes on the GPU and the
   // proposer's CPU time (n-gram lookup).
