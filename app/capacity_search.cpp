@@ -149,10 +149,12 @@ SteadyState steady_state(const std::vector<RequestRecord>& requests, const std::
   const double span = t1 - t0;
 
   // Metrics over the requests arriving in the window.
-  std::vector<double> ttft, tpot, e2el;
+  std::vector<double> ttft, tpot, e2el, ttft_first, ttft_last;
   for (const RequestRecord& r : requests) {
     if (r.arrival_s < t0 || r.arrival_s > t1) continue;
     ++s.measured;
+    if (r.ttft_ms >= 0 && r.arrival_s < t0 + span / 3) ttft_first.push_back(r.ttft_ms);
+    if (r.ttft_ms >= 0 && r.arrival_s > t1 - span / 3) ttft_last.push_back(r.ttft_ms);
     if (r.ttft_ms >= 0) ttft.push_back(r.ttft_ms);
     if (r.tpot_ms >= 0) tpot.push_back(r.tpot_ms);
     if (r.e2el_ms >= 0) e2el.push_back(r.e2el_ms);
@@ -160,11 +162,15 @@ SteadyState steady_state(const std::vector<RequestRecord>& requests, const std::
   s.ttft_ms = statistic_of(ttft, statistic);
   s.tpot_ms = statistic_of(tpot, statistic);
   s.e2el_ms = statistic_of(e2el, statistic);
+  if (!ttft_first.empty() && !ttft_last.empty()) {
+    const double first = serving::percentile(ttft_first, 50);
+    s.ttft_trend = first > 0 ? serving::percentile(ttft_last, 50) / first : 1;
+  }
 
   // N(t) sampled on a fine even grid over the window, fitted by least squares.
   if (span > 0) {
     const int samples = 512;
-    double sum_t = 0, sum_n = 0, sum_tt = 0, sum_tn = 0;
+    double sum_t = 0, sum_n = 0, sum_tt = 0, sum_tn = 0, sum_nn = 0;
     for (int k = 0; k < samples; ++k) {
       const double t = t0 + span * (k + 0.5) / samples;
       const auto arrived = std::upper_bound(arrivals.begin(), arrivals.end(), t) - arrivals.begin();
@@ -175,6 +181,7 @@ SteadyState steady_state(const std::vector<RequestRecord>& requests, const std::
       sum_n += in_system;
       sum_tt += x * x;
       sum_tn += x * in_system;
+      sum_nn += in_system * in_system;
     }
     const double m = samples;
     const double slope = (m * sum_tn - sum_t * sum_n) / (m * sum_tt - sum_t * sum_t);
@@ -184,16 +191,24 @@ SteadyState steady_state(const std::vector<RequestRecord>& requests, const std::
     s.arrival_rate = static_cast<double>(in_window) / span;
     s.growth = s.arrival_rate > 0 ? slope / s.arrival_rate : 0;
     const double growth_over_window = slope * span;
-    s.stable = !(s.growth > o.growth_limit && growth_over_window > o.noise_sigmas * std::sqrt(std::max(1.0, s.mean_in_system)));
+    // Fluctuation around the trend: the residual's standard deviation, at least the Poisson-like
+    // sqrt(mean) of a stable system's count (a fixed output length makes batches fill and drain in waves).
+    const double var_t = sum_tt / m - (sum_t / m) * (sum_t / m);
+    const double var_n = sum_nn / m - s.mean_in_system * s.mean_in_system;
+    s.residual_std = std::sqrt(std::max(0.0, var_n - slope * slope * var_t));
+    const double noise = std::max(std::sqrt(std::max(1.0, s.mean_in_system)), s.residual_std);
+    s.stable = !(s.growth > o.growth_limit && growth_over_window > o.noise_sigmas * noise &&
+                 s.ttft_trend >= o.ttft_trend_limit);
     if (!s.stable)
-      s.why = "unstable: requests in the system grow by " + fmt(s.growth * 100) + "% of the arrival rate (" +
-              fmt(growth_over_window) + " over the " + fmt(span) + " s window, mean " + fmt(s.mean_in_system) + ")";
+      s.why = "unstable: median TTFT x" + fmt(s.ttft_trend) + " from the first to the last third of the window, requests in the system grow by " + fmt(s.growth * 100) + "% of the arrival rate (" +
+              fmt(growth_over_window) + " over the " + fmt(span) + " s window, mean " + fmt(s.mean_in_system) +
+              ", fluctuation " + fmt(s.residual_std) + ")";
   }
-  s.long_enough = filled && span >= o.lifetimes * lifetime_s && s.measured >= o.min_measured;
+  s.long_enough = filled && span >= o.window_lifetimes * lifetime_s && s.measured >= o.min_measured;
   if (!s.long_enough && s.stable)
     s.why = "too short for a steady state: " + std::to_string(s.measured) + " requests measured over " +
             fmt(std::max(0.0, s.window_end_s - s.window_start_s)) + " s, need >= " + std::to_string(o.min_measured) +
-            " over >= " + fmt(o.lifetimes) + " x the median decode time (" + fmt(lifetime_s) + " s) after as long a warm-up";
+            " over >= " + fmt(o.window_lifetimes) + " x the median decode time (" + fmt(lifetime_s) + " s), after a warm-up of " + fmt(o.lifetimes) + " x it";
   return s;
 }
 

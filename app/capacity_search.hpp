@@ -50,9 +50,12 @@ double round_rate(double rate);
 // * stationarity: the number of requests in the system N(t) = arrived - finished (waiting and
 //   running) over [t_w, t_c], fitted by least squares. The run is UNSTABLE when N grows by more
 //   than `growth_limit` of the arrival rate (slope / rate: the share of arriving requests that pile
-//   up) and by more than `noise_sigmas` x sqrt(mean N) over the window (beyond the Poisson-like
-//   fluctuation of a stable system's in-system count).
-// A run is LONG ENOUGH when its window is at least `lifetimes` median decode times and holds at least
+//   up) and by more than `noise_sigmas` x its fluctuation over the window (the standard deviation of
+//   N around the fitted line, at least sqrt(mean N), the Poisson-like spread of a stable count), and
+//   the wait shows it: the median TTFT of the window's last third is at least `ttft_trend_limit`
+//   times its first third's (a running batch that wanders up and down near saturation grows N
+//   for a while too, but a queue that keeps growing makes every later request wait longer).
+// A run is LONG ENOUGH when its window is at least `window_lifetimes` median decode times and holds at least
 // `min_measured` requests; `capacity` lengthens runs that are not.
 
 // One request as requests.csv gives it (-1: never got there).
@@ -68,9 +71,11 @@ std::vector<RequestRecord> parse_requests_csv(const std::string& text, const std
 struct SteadyStateOptions {
   double warmup_fraction = 0.2;
   double cooldown_fraction = 0.1;
-  double lifetimes = 2.0;
-  double growth_limit = 0.05;
-  double noise_sigmas = 2.0;
+  double lifetimes = 2.0;         // warm-up: at least this many median decode times
+  double window_lifetimes = 4.0;  // measured window: at least this many median decode times
+  double growth_limit = 0.02;
+  double noise_sigmas = 3.0;
+  double ttft_trend_limit = 2.0;  // ... and the median TTFT of the window's last third is this many times its first third's
   std::int64_t min_measured = 50;
 };
 
@@ -84,6 +89,8 @@ struct SteadyState {
   double arrival_rate = 0;    // measured arrivals per second in the window
   double growth = 0;          // d N / d t over the window, divided by arrival_rate
   double mean_in_system = 0;  // time average of N over the window
+  double residual_std = 0;    // standard deviation of N around the fitted line
+  double ttft_trend = 1;      // median TTFT of the window's last third / of its first third
   double ttft_ms = -1, tpot_ms = -1, e2el_ms = -1;  // the statistic over the measured requests
   std::string why;  // why not long enough / not stable ("" when both hold)
 };

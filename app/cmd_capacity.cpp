@@ -116,12 +116,12 @@ class Prober {
       bool grown_unstable = false, short_run = false;
       for (const SeedRun& r : result.runs) {
         longest = std::max(longest, r.submitted);
-        grown_unstable = grown_unstable || (r.steady.filled && !r.steady.stable);
+        grown_unstable = grown_unstable || (r.steady.long_enough && !r.steady.stable);
         short_run = short_run || !r.steady.long_enough;
       }
       result.num_requests = longest;
-      // A queue that grows after the warm-up is evidence enough; a run that is merely short is
-      // run again twice as long (a trace that has no more requests stops growing: judge it as is).
+      // A queue that grows over a long enough window is evidence enough; a run that is short is run
+      // again twice as long (a trace that has no more requests stops growing: judge it as is).
       if (grown_unstable || !short_run || longest * 2 > options_.max_requests ||
           (length > 0 && longest < length)) break;
       length = longest * 2;
