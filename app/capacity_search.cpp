@@ -163,8 +163,7 @@ SteadyState steady_state(const std::vector<RequestRecord>& requests, const std::
   s.tpot_ms = statistic_of(tpot, statistic);
   s.e2el_ms = statistic_of(e2el, statistic);
   if (!ttft_first.empty() && !ttft_last.empty()) {
-    const double first = serving::percentile(ttft_first, 50);
-    s.ttft_trend = first > 0 ? serving::percentile(ttft_last, 50) / first : 1;
+    s.ttft_rise_ms = serving::percentile(ttft_last, 50) - serving::percentile(ttft_first, 50);
   }
 
   // N(t) sampled on a fine even grid over the window, fitted by least squares.
@@ -197,12 +196,15 @@ SteadyState steady_state(const std::vector<RequestRecord>& requests, const std::
     const double var_n = sum_nn / m - s.mean_in_system * s.mean_in_system;
     s.residual_std = std::sqrt(std::max(0.0, var_n - slope * slope * var_t));
     const double noise = std::max(std::sqrt(std::max(1.0, s.mean_in_system)), s.residual_std);
+    // Little's law: N growing by dN at arrival rate lambda means waits longer by dN / lambda.
+    const double expected_rise_ms = growth_over_window / s.arrival_rate * 1e3;
     s.stable = !(s.growth > o.growth_limit && growth_over_window > o.noise_sigmas * noise &&
-                 s.ttft_trend >= o.ttft_trend_limit);
+                 s.ttft_rise_ms >= o.wait_share * expected_rise_ms);
     if (!s.stable)
-      s.why = "unstable: median TTFT x" + fmt(s.ttft_trend) + " from the first to the last third of the window, requests in the system grow by " + fmt(s.growth * 100) + "% of the arrival rate (" +
+      s.why = "unstable: requests in the system grow by " + fmt(s.growth * 100) + "% of the arrival rate (" +
               fmt(growth_over_window) + " over the " + fmt(span) + " s window, mean " + fmt(s.mean_in_system) +
-              ", fluctuation " + fmt(s.residual_std) + ")";
+              ", fluctuation " + fmt(s.residual_std) + ") and the median TTFT rises by " + fmt(s.ttft_rise_ms) +
+              " ms from the window's first to its last third";
   }
   s.long_enough = filled && span >= o.window_lifetimes * lifetime_s && s.measured >= o.min_measured;
   if (!s.long_enough && s.stable)

@@ -52,9 +52,10 @@ double round_rate(double rate);
 //   than `growth_limit` of the arrival rate (slope / rate: the share of arriving requests that pile
 //   up) and by more than `noise_sigmas` x its fluctuation over the window (the standard deviation of
 //   N around the fitted line, at least sqrt(mean N), the Poisson-like spread of a stable count), and
-//   the wait shows it: the median TTFT of the window's last third is at least `ttft_trend_limit`
-//   times its first third's (a running batch that wanders up and down near saturation grows N
-//   for a while too, but a queue that keeps growing makes every later request wait longer).
+//   the wait shows it: from the window's first third to its last the median TTFT rises by at least
+//   `wait_share` of dN / arrival rate, the extra wait Little's law gives for that growth (a running
+//   batch that wanders up near saturation grows N for a while too without anyone waiting longer;
+//   a queue that keeps growing makes every later request wait longer).
 // A run is LONG ENOUGH when its window is at least `window_lifetimes` median decode times and holds at least
 // `min_measured` requests; `capacity` lengthens runs that are not.
 
@@ -75,7 +76,7 @@ struct SteadyStateOptions {
   double window_lifetimes = 4.0;  // measured window: at least this many median decode times
   double growth_limit = 0.02;
   double noise_sigmas = 3.0;
-  double ttft_trend_limit = 2.0;  // ... and the median TTFT of the window's last third is this many times its first third's
+  double wait_share = 0.5;  // ... and the median TTFT rises by at least this share of the growth's wait (dN / rate)
   std::int64_t min_measured = 50;
 };
 
@@ -90,7 +91,7 @@ struct SteadyState {
   double growth = 0;          // d N / d t over the window, divided by arrival_rate
   double mean_in_system = 0;  // time average of N over the window
   double residual_std = 0;    // standard deviation of N around the fitted line
-  double ttft_trend = 1;      // median TTFT of the window's last third / of its first third
+  double ttft_rise_ms = 0;    // median TTFT of the window's last third - of its first third
   double ttft_ms = -1, tpot_ms = -1, e2el_ms = -1;  // the statistic over the measured requests
   std::string why;  // why not long enough / not stable ("" when both hold)
 };

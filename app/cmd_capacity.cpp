@@ -126,6 +126,11 @@ class Prober {
           (length > 0 && longest < length)) break;
       length = longest * 2;
     }
+    for (SeedRun& r : result.runs)
+      if (!r.steady.long_enough && r.steady.stable && r.completed == r.submitted)
+        r.why += " (runs stop at --max-requests " + std::to_string(options_.max_requests) + ")";
+    if (!result.verdict.long_enough && result.verdict.why.find("too short") != std::string::npos)
+      result.verdict.why += " (runs stop at --max-requests " + std::to_string(options_.max_requests) + ")";
     const Placement placement = read_placement(pd + "/seed-" + std::to_string(first_seed()) + "/config.resolved.yaml");
     result.tensor_parallel = placement.tp;
     result.nodes = placement.nodes;

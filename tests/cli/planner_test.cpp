@@ -154,9 +154,11 @@ TEST(SteadyState, AnOverloadedServerIsUnstableWithItsQueueGrowingByTheExcessRate
   EXPECT_FALSE(s.stable) << s.why;
   EXPECT_NEAR(s.growth, 0.2, 0.01);
   EXPECT_NEAR(s.arrival_rate, 10, 0.05);
-  // Waits grow as 0.25 s per second of arrival: median TTFT ~8 s in [20, 43.3] s, ~20 s in [66.7, 90] s.
-  EXPECT_NEAR(s.ttft_trend, 2.5, 0.1);
-  EXPECT_NE(s.why.find("unstable: median TTFT x"), std::string::npos) << s.why;
+  // Request i waits until 0.125 (i + 1) s: TTFT = 0.025 i + 0.125 s. Median i of the window's first
+  // third (arrivals 20..43.3 s) is 316.5, of its last (66.7..90 s) 783.5: a rise of 11.675 s, more
+  // than half the 14 s that Little's law gives for N growing by 140 at 10 req/s.
+  EXPECT_NEAR(s.ttft_rise_ms, 11675, 1);
+  EXPECT_NE(s.why.find("unstable: requests in the system grow by"), std::string::npos) << s.why;
   // Window: decode time 0, so the warm-up is the first 20% (arrival 20 s), the cool-down the last
   // 10% (from arrival 90 s).
   EXPECT_DOUBLE_EQ(s.window_start_s, 20.0);
@@ -207,7 +209,7 @@ TEST(SteadyState, ABatchStillFillingAtTheEndOfAShortRunIsNotCalledStable) {
   EXPECT_FALSE(s.long_enough);
   EXPECT_TRUE(s.stable);
   EXPECT_NEAR(s.growth, 1.0, 0.02);
-  EXPECT_DOUBLE_EQ(s.ttft_trend, 1.0);
+  EXPECT_DOUBLE_EQ(s.ttft_rise_ms, 0.0);
   EXPECT_NE(s.why.find("too short for a steady state"), std::string::npos) << s.why;
 }
 
