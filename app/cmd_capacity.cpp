@@ -69,13 +69,18 @@ struct ProbeResult {
 
 // The topology a probe ran on, from its config.resolved.yaml (0: not known).
 struct Placement {
-  int tp = 1, pp = 1, nodes = 0, gpus_per_node = 0;
+  int replicas = 1, tp = 1, pp = 1, nodes = 0, gpus_per_node = 0;
+  // Nodes the replicas occupy (0: not known).
+  int nodes_used() const {
+    return gpus_per_node > 0 ? (replicas * tp * pp + gpus_per_node - 1) / gpus_per_node : 0;
+  }
 };
 
 Placement read_placement(const std::string& resolved_yaml) {
   Placement p;
   try {
     const YAML::Node root = YAML::LoadFile(resolved_yaml);
+    if (root["replicas"]) p.replicas = root["replicas"].as<int>();
     if (const YAML::Node par = root["parallel"]) {
       if (par["tp"]) p.tp = par["tp"].as<int>();
       if (par["pp"]) p.pp = par["pp"].as<int>();
@@ -133,7 +138,8 @@ class Prober {
       result.verdict.why += " (runs stop at --max-requests " + std::to_string(options_.max_requests) + ")";
     const Placement placement = read_placement(pd + "/seed-" + std::to_string(first_seed()) + "/config.resolved.yaml");
     result.tensor_parallel = placement.tp;
-    result.nodes = placement.nodes;
+    result.nodes = placement.nodes_used();
+    result.gpus = placement.replicas * placement.tp * placement.pp;
     last_placement_ = placement;
     return result;
   }
@@ -389,7 +395,6 @@ int cmd_capacity(const std::vector<std::string>& args) {
           base = prober.last_placement();
           have_base = true;
         }
-        pr.gpus = n * base.tp * base.pp;
         return record(n, std::to_string(n), std::move(pr));
       });
       const int n = static_cast<int>(r.answer);
