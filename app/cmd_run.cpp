@@ -160,9 +160,8 @@ int cmd_run(const std::vector<std::string>& args) {
       std::fprintf(stderr, "trace: %llu events in %s", static_cast<unsigned long long>(trace.events()),
                    trace_path.c_str());
       if (trace.truncated())
-        std::fprintf(stderr, " (TRUNCATED at --trace-limit %llu: %llu later events dropped)",
-                     static_cast<unsigned long long>(trace_options.limit),
-                     static_cast<unsigned long long>(trace.dropped()));
+        std::fprintf(stderr, " (TRUNCATED at --trace-limit %llu: %s)", static_cast<unsigned long long>(trace_options.limit),
+                     trace.truncation_note().c_str());
       std::fprintf(stderr, "; open it in ui.perfetto.dev or chrome://tracing\n");
     }
     if (!quiet) {

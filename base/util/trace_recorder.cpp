@@ -66,13 +66,37 @@ int TraceRecorder::track(const std::string& process, const std::string& thread) 
   return tit->second;
 }
 
-bool TraceRecorder::admit() {
-  if (events_ >= options_.limit) {
+bool TraceRecorder::admit(Kind kind) {
+  // Everything but request spans stops at three quarters of the limit: the rest is theirs.
+  if (events_ >= options_.limit || other_events_ >= options_.limit - options_.limit / 4) {
     ++dropped_;
+    ++dropped_by_kind_[kind];
     return false;
   }
   ++events_;
+  ++other_events_;
   return true;
+}
+
+std::string TraceRecorder::truncation_note() const {
+  if (dropped_ == 0) return "";
+  static const char* const names[kKinds] = {"kernel and host spans", "link transfers", "counter samples",
+                                            "request-span events"};
+  std::string parts;
+  for (int k = 0; k < kKinds; ++k) {
+    if (dropped_by_kind_[k] == 0) continue;
+    parts += (parts.empty() ? "" : ", ") + std::to_string(dropped_by_kind_[k]) + " " + names[k];
+  }
+  // Three quarters of the limit hold what is not a request span: enough room for all of it, and
+  // for the request spans in the last quarter.
+  const std::uint64_t other = other_events_ + dropped_ - dropped_by_kind_[kRequest];
+  const std::uint64_t requests = events_ - other_events_ + dropped_by_kind_[kRequest];
+  const std::uint64_t needed = std::max((other * 4 + 2) / 3, requests * 4);
+  return std::to_string(dropped_) + " events dropped (" + parts + "); raise --trace-limit to at least " +
+         std::to_string(std::max(needed, options_.limit + 1)) + " to keep them all" +
+         (options_.kernel_steps > 0 ? ", or lower --trace-kernel-steps (" + std::to_string(options_.kernel_steps) +
+                                          " steps with every kernel)"
+                                    : std::string());
 }
 
 void TraceRecorder::head(char phase, int track, std::string_view name, std::string_view category, Ps ts) {
@@ -91,7 +115,12 @@ void TraceRecorder::head(char phase, int track, std::string_view name, std::stri
 
 void TraceRecorder::span(int track, std::string_view name, std::string_view category, Ps start, Ps end,
                          std::string_view args) {
-  if (!admit()) return;
+  add_span(kSpan, track, name, category, start, end, args);
+}
+
+void TraceRecorder::add_span(Kind kind, int track, std::string_view name, std::string_view category, Ps start,
+                             Ps end, std::string_view args) {
+  if (!admit(kind)) return;
   head('X', track, name, category, start);
   body_ += ",\"dur\":";
   append_us(body_, end > start ? end - start : 0);
@@ -109,12 +138,28 @@ void TraceRecorder::kernel(int track, std::uint64_t step, std::string_view name,
     else span(track, name, category, start, end, "{\"step\":" + std::to_string(step) + "}");
     return;
   }
+  fold(track, false, step, category, start, end, 0);
+}
+
+void TraceRecorder::transfer(int track, std::uint64_t step, Ps start, Ps end, double bytes) {
+  if (step < options_.transfer_steps) {
+    char args[64];
+    std::snprintf(args, sizeof args, "{\"step\":%llu,\"bytes\":%.0f}", static_cast<unsigned long long>(step), bytes);
+    add_span(kTransfer, track, "transfer", "link", start, end, args);
+    return;
+  }
+  fold(track, true, step, "link", start, end, bytes);
+}
+
+void TraceRecorder::fold(int track, bool transfers, std::uint64_t step, std::string_view category, Ps start, Ps end,
+                         double bytes) {
   FoldedStep& f = folded_.at(static_cast<std::size_t>(track));
   if (f.open && f.step != step) flush(track);
   if (!f.open) {
-    f = {true, step, 0, start, end, std::string(category)};
+    f = {true, transfers, step, 0, start, end, 0, std::string(category)};
   }
   ++f.kernels;
+  f.bytes += bytes;
   f.start = std::min(f.start, start);
   f.end = std::max(f.end, end);
 }
@@ -123,13 +168,21 @@ void TraceRecorder::flush(int track) {
   FoldedStep& f = folded_.at(static_cast<std::size_t>(track));
   if (!f.open) return;
   f.open = false;
+  if (f.transfers) {
+    char bytes[32];
+    std::snprintf(bytes, sizeof bytes, "%.0f", f.bytes);
+    add_span(kTransfer, track, "step " + std::to_string(f.step), f.category, f.start, f.end,
+             "{\"step\":" + std::to_string(f.step) + ",\"transfers\":" + std::to_string(f.kernels) +
+                 ",\"bytes\":" + bytes + "}");
+    return;
+  }
   span(track, "step " + std::to_string(f.step), f.category, f.start, f.end,
        "{\"step\":" + std::to_string(f.step) + ",\"kernels\":" + std::to_string(f.kernels) + "}");
 }
 
 void TraceRecorder::counter(int track, std::string_view name, Ps at,
                             const std::vector<std::pair<std::string, double>>& values) {
-  if (!admit()) return;
+  if (!admit(kCounter)) return;
   const Track& t = tracks_.at(static_cast<std::size_t>(track));
   body_ += "{\"ph\":\"C\",\"pid\":" + std::to_string(t.pid) + ",\"name\":";
   append_string(body_, name);
@@ -150,6 +203,7 @@ void TraceRecorder::async_span(int track, std::string_view name, std::string_vie
   const std::uint64_t n = 2 * (1 + phases.size());
   if (events_ + n > options_.limit) {
     dropped_ += n;
+    dropped_by_kind_[kRequest] += n;
     return;
   }
   events_ += n;
@@ -176,12 +230,17 @@ std::string TraceRecorder::json() {
                     std::to_string(options_.limit) + ",\"kernel_detail_steps\":" +
                     std::to_string(options_.kernel_steps) + ",\"events\":" + std::to_string(events_) +
                     ",\"dropped_events\":" + std::to_string(dropped_) +
-                    ",\"truncated\":" + (truncated() ? "true" : "false") + "},\n\"traceEvents\":[\n";
+                    ",\"truncated\":" + (truncated() ? "true" : "false") + ",\"dropped\":{\"spans\":" +
+                    std::to_string(dropped_by_kind_[kSpan]) + ",\"link_transfers\":" +
+                    std::to_string(dropped_by_kind_[kTransfer]) + ",\"counters\":" +
+                    std::to_string(dropped_by_kind_[kCounter]) + ",\"request_spans\":" +
+                    std::to_string(dropped_by_kind_[kRequest]) + "}},\n\"traceEvents\":[\n";
   out += metadata_;
   out += body_;
   if (truncated() && !tracks_.empty()) {  // a marker visible in the timeline itself
-    out += "{\"ph\":\"i\",\"s\":\"g\",\"pid\":1,\"tid\":1,\"name\":\"trace truncated: " + std::to_string(dropped_) +
-           " events dropped (raise --trace-limit)\",\"ts\":0},\n";
+    out += "{\"ph\":\"i\",\"s\":\"g\",\"pid\":1,\"tid\":1,\"name\":";
+    append_string(out, "trace truncated: " + truncation_note());
+    out += ",\"ts\":0},\n";
   }
   if (out.size() >= 2 && out.compare(out.size() - 2, 2, ",\n") == 0) out.erase(out.size() - 2, 1);
   out += "]}\n";

@@ -26,11 +26,11 @@ void FabricModule::set_trace(util::TraceRecorder* trace, const std::string& proc
   }
   link_tracks_.assign(model_.topology().links().size(), -1);
   model_.set_link_observer([this, trace, process](int link, double start, double end, double bytes) {
-    if (!trace->detailed(current_step_)) return;  // like kernels: transfer by transfer in detailed steps
+    // Like kernels: transfer by transfer in the first steps, then one event per step and link.
     int& track = link_tracks_[static_cast<std::size_t>(link)];
     if (track < 0) track = trace->track(process, model_.topology().links()[static_cast<std::size_t>(link)].name);
     const auto ps = [](double s) { return static_cast<std::uint64_t>(s * 1e12 + 0.5); };
-    trace->span(track, "transfer", "link", ps(start), ps(end), "{\"bytes\":" + std::to_string(bytes) + "}");
+    trace->transfer(track, current_step_, ps(start), ps(end), bytes);
   });
 }
 

@@ -284,7 +284,8 @@ TEST(Cli, TraceLimitBoundsTheFileAndSaysItWasTruncated) {
   std::size_t kept = 0;
   for (const auto& e : doc["traceEvents"])
     if (e["ph"] != "M" && e["ph"] != "i") ++kept;
-  EXPECT_EQ(kept, 500u);
+  EXPECT_LE(kept, 500u);  // three quarters for steps, kernels and counters, the rest for whole request spans
+  EXPECT_GT(kept, 490u);
   EXPECT_EQ(doc["otherData"]["truncated"], true);
   EXPECT_GT(doc["otherData"]["dropped_events"].get<int>(), 0);
   fs::remove_all(a);
@@ -321,7 +322,7 @@ TEST(Cli, TraceOfATensorParallelRunHasACollectiveTrack) {
     if (e["pid"] == up.first && e["tid"] == up.second) {
       EXPECT_EQ(e["cat"], "link");
       EXPECT_GT(e["args"]["bytes"].get<double>(), 0);
-      ++transfers;
+      transfers += e["args"].value("transfers", 1);  // after the first steps, one event per step and link
     }
   EXPECT_GE(transfers, all_reduces);  // a 2-rank ring: every all-reduce sends from gpu0 at least once
   fs::remove_all(a);

@@ -1,4 +1,5 @@
-// `kernelsight sweep`, `merge` (with a Slurm array run by hand) and `capacity` as a user runs them.
+// `kernelsight sweep` and `merge` (with a Slurm array run by hand) as a user runs them
+// (`capacity`: capacity_cli_test.cpp).
 #include <gtest/gtest.h>
 
 #include <unistd.h>
@@ -223,99 +224,6 @@ TEST(Sweep, BadSweepFilesAreRejectedBeforeAnythingRuns) {
   EXPECT_EQ(r.status, 2) << r.out;
   EXPECT_NE(r.out.find("give either `grid` or `points`"), std::string::npos) << r.out;
   EXPECT_FALSE(fs::exists(out));
-}
-
-namespace {
-
-// What the tests check themselves from a run's summary.json: every request done, p99 TTFT and TPOT
-// within the limits (milliseconds).
-bool within(const nlohmann::json& s, double ttft_ms, double tpot_ms) {
-  return s["completed"] == s["submitted"] && s["p99_ttft_ms"].get<double>() <= ttft_ms &&
-         s["p99_tpot_ms"].get<double>() <= tpot_ms;
-}
-
-std::string answer_of(const std::string& out) {
-  const std::size_t at = out.find("\nanswer: ");
-  if (at == std::string::npos) return "";
-  const std::size_t begin = at + 9;
-  return out.substr(begin, out.find(' ', begin) - begin);
-}
-
-const std::string kShort = " --set workload.num_requests=200";
-
-}  // namespace
-
-TEST(Capacity, TheHighestRateMeetsTheSlosAndOneTwoTolerancesAboveDoesNot) {
-  const fs::path dir = temp_dir("rate");
-  const Result r = kernelsight("capacity " + kQuickstart + kShort +
-                               " --slo ttft=200ms,tpot=20ms --find rate --min 2/s --tolerance 0.04 --out " + dir.string());
-  ASSERT_EQ(r.status, 0) << r.out;
-  const std::string answer = answer_of(r.out);
-  ASSERT_FALSE(answer.empty()) << r.out;
-  const double rate = std::stod(answer);
-  auto run_at = [&](const std::string& name, double value) {
-    char text[64];
-    std::snprintf(text, sizeof text, "%.9g", value);
-    const Result run = kernelsight("run " + kQuickstart + kShort + " -q --set workload.rate=" + text + "/s --out " +
-                                   (dir / name).string());
-    EXPECT_EQ(run.status, 0) << run.out;
-    return summary(dir / name);
-  };
-  EXPECT_TRUE(within(run_at("answer", rate), 200, 20)) << r.out;
-  EXPECT_FALSE(within(run_at("above", rate * (1 + 2 * 0.04)), 200, 20)) << r.out;
-
-  // The trace: every probe in capacity.csv, the answer among the passing ones.
-  const auto rows = csv_rows(read(dir / "capacity.csv"));
-  ASSERT_GE(rows.size(), 3u);
-  EXPECT_EQ(rows[0][0], "probe");
-  EXPECT_EQ(rows[0][1], "rate_per_s");
-  bool found = false;
-  for (std::size_t i = 1; i < rows.size(); ++i) found |= rows[i][1] == answer && rows[i][2] == "true";
-  EXPECT_TRUE(found) << read(dir / "capacity.csv");
-}
-
-TEST(Capacity, TheFewestReplicasMeetTheSlosAndOneFewerDoesNot) {
-  const fs::path dir = temp_dir("replicas");
-  const std::string set = kShort + " --set workload.rate=80/s";
-  const Result r = kernelsight("capacity " + kQuickstart + set + " --slo ttft=300ms,tpot=25ms --find replicas --out " +
-                               dir.string());
-  ASSERT_EQ(r.status, 0) << r.out;
-  const int n = std::stoi(answer_of(r.out));
-  ASSERT_GE(n, 2) << r.out;  // the scenario is chosen so that one replica is not enough
-  EXPECT_NE(r.out.find("(" + std::to_string(n) + " GPUs at tp=1)"), std::string::npos) << r.out;
-  for (int replicas : {n, n - 1}) {
-    const fs::path run_dir = dir / ("n" + std::to_string(replicas));
-    const Result run = kernelsight("run " + kQuickstart + set + " -q --set replicas=" + std::to_string(replicas) +
-                                   " --out " + run_dir.string());
-    ASSERT_EQ(run.status, 0) << run.out;
-    EXPECT_EQ(within(summary(run_dir), 300, 25), replicas == n) << replicas << " replicas\n" << r.out;
-  }
-}
-
-TEST(Capacity, BadRequestsExitTwoWithAClearError) {
-  const fs::path dir = temp_dir("capbad");
-  auto capacity = [&](const std::string& args) { return kernelsight("capacity " + kQuickstart + kShort + " " + args + " --out " + dir.string()); };
-  Result r = capacity("--slo itl=5ms --find rate");
-  EXPECT_EQ(r.status, 2) << r.out;
-  EXPECT_NE(r.out.find("unknown metric 'itl' (known: ttft, tpot, e2el)"), std::string::npos) << r.out;
-  r = capacity("--slo ttft=2parsecs --find rate");
-  EXPECT_EQ(r.status, 2) << r.out;
-  EXPECT_NE(r.out.find("key 'slo.ttft': expected a positive time"), std::string::npos) << r.out;
-  r = capacity("--slo ttft=2s --find rate --min 8/s --max 4/s");
-  EXPECT_EQ(r.status, 2) << r.out;
-  EXPECT_NE(r.out.find("--min 8/s must be below --max 4/s"), std::string::npos) << r.out;
-  r = capacity("--slo ttft=2s --find rate --percentile p95");
-  EXPECT_EQ(r.status, 2) << r.out;
-  EXPECT_NE(r.out.find("--percentile p95: expected one of p99, p90, median, mean"), std::string::npos) << r.out;
-  r = capacity("--slo ttft=2s --find speed");
-  EXPECT_EQ(r.status, 2) << r.out;
-  EXPECT_NE(r.out.find("--find speed: expected rate or replicas"), std::string::npos) << r.out;
-  r = capacity("--slo ttft=5ms --find rate --min 1/s");  // no request gets its first token in 5 ms
-  EXPECT_EQ(r.status, 2) << r.out;
-  EXPECT_NE(r.out.find("misses the SLOs even at 1 req/s (--min)"), std::string::npos) << r.out;
-  r = capacity("--slo ttft=2s --find rate --set workload.rat=1/s");
-  EXPECT_EQ(r.status, 2) << r.out;
-  EXPECT_NE(r.out.find("key 'workload.rat': unknown key (did you mean 'rate'?"), std::string::npos) << r.out;
 }
 
 TEST(Sweep, PluginsGivenToTheSweepReachEveryPoint) {

@@ -63,17 +63,53 @@ TEST(TraceRecorder, KernelsAfterTheDetailedStepsFoldIntoOneEventPerStep) {
   EXPECT_EQ(spans[7]["name"], "step 3");
 }
 
-TEST(TraceRecorder, StopsAtTheLimitAndSaysSo) {
-  TraceRecorder t({10, 0});
+TEST(TraceRecorder, StopsAtTheLimitKeepsAQuarterForRequestSpansAndSaysWhatWasDropped) {
+  TraceRecorder t({16, 0});  // 12 events for spans, counters and transfers; 4 more for request spans
   const int s = t.track("p", "t");
   for (std::uint64_t i = 0; i < 25; ++i) t.span(s, "e", "c", i * 1000, i * 1000 + 500);
-  t.async_span(s, "request 0", "request", 0, 0, 10, {}, {{"queued", 0, 5}});  // all or nothing
+  t.async_span(s, "request 0", "request", 0, 0, 10, {}, {{"queued", 0, 5}});  // 4 events: fits the reserve
+  t.async_span(s, "request 1", "request", 1, 0, 10, {}, {{"queued", 0, 5}});  // all or nothing: dropped
   const auto doc = nlohmann::json::parse(t.json());
-  EXPECT_EQ(events_with_phase(doc, "X").size(), 10u);
-  EXPECT_TRUE(events_with_phase(doc, "b").empty());
+  EXPECT_EQ(events_with_phase(doc, "X").size(), 12u);
+  EXPECT_EQ(events_with_phase(doc, "b").size(), 2u);
   EXPECT_EQ(doc["otherData"]["truncated"], true);
-  EXPECT_EQ(doc["otherData"]["dropped_events"], 15 + 4);
-  EXPECT_EQ(events_with_phase(doc, "i").size(), 1u);  // the marker in the timeline
+  EXPECT_EQ(doc["otherData"]["dropped_events"], 13 + 4);
+  EXPECT_EQ(doc["otherData"]["dropped"]["spans"], 13);
+  EXPECT_EQ(doc["otherData"]["dropped"]["request_spans"], 4);
+  // 25 spans need 25 / 0.75 -> 34 events; 8 request events need 8 / 0.25 = 32: at least 34.
+  EXPECT_EQ(t.truncation_note(),
+            "17 events dropped (13 kernel and host spans, 4 request-span events); raise --trace-limit to at least 34 "
+            "to keep them all");
+  const auto marker = events_with_phase(doc, "i");  // the marker in the timeline
+  ASSERT_EQ(marker.size(), 1u);
+  EXPECT_EQ(marker[0]["name"], "trace truncated: " + t.truncation_note());
+
+  TraceRecorder enough({34, 0});
+  const int e = enough.track("p", "t");
+  for (std::uint64_t i = 0; i < 25; ++i) enough.span(e, "e", "c", i * 1000, i * 1000 + 500);
+  enough.async_span(e, "request 0", "request", 0, 0, 10, {}, {{"queued", 0, 5}});
+  enough.async_span(e, "request 1", "request", 1, 0, 10, {}, {{"queued", 0, 5}});
+  EXPECT_FALSE(enough.truncated());
+  EXPECT_EQ(enough.truncation_note(), "");
+}
+
+TEST(TraceRecorder, LinkTransfersAfterTheDetailedStepsFoldIntoOneEventPerStepAndLink) {
+  TraceRecorder t({1000, 20, 2});
+  const int link = t.track("fabric", "gpu0->nvswitch0");
+  t.transfer(link, 1, 0, 1'000'000, 64);  // step 1 < 2: its own event
+  for (int i = 0; i < 3; ++i) t.transfer(link, 2, 2'000'000 + i * 1'000'000, 2'500'000 + i * 1'000'000, 100);
+  t.transfer(link, 3, 9'000'000, 9'500'000, 50);
+  const auto spans = events_with_phase(nlohmann::json::parse(t.json()), "X");
+  ASSERT_EQ(spans.size(), 3u);
+  EXPECT_EQ(spans[0]["name"], "transfer");
+  EXPECT_EQ(spans[0]["args"]["bytes"], 64);
+  EXPECT_EQ(spans[1]["name"], "step 2");
+  EXPECT_EQ(spans[1]["cat"], "link");
+  EXPECT_EQ(spans[1]["args"]["transfers"], 3);
+  EXPECT_EQ(spans[1]["args"]["bytes"], 300);
+  EXPECT_DOUBLE_EQ(spans[1]["ts"].get<double>(), 2.0);   // first start (us) ..
+  EXPECT_DOUBLE_EQ(spans[1]["dur"].get<double>(), 2.5);  // .. last finish, 4.5 us
+  EXPECT_EQ(spans[2]["args"]["transfers"], 1);
 }
 
 TEST(TraceRecorder, AsyncSpansNestTheirPhasesInOrder) {
