@@ -11,6 +11,7 @@
 
 #include "app/capacity_search.hpp"
 #include "app/child_process.hpp"
+#include "app/prediction_intervals.hpp"
 #include "app/cli_options.hpp"
 #include "app/commands.hpp"
 #include "app/outputs.hpp"
@@ -240,6 +241,7 @@ int cmd_capacity(const std::vector<std::string>& args) {
   double tolerance = 0.05, margin = 0.05;
   int seeds = 3, jobs = 0;
   std::int64_t max_requests = 16000;
+  double kernel_percentile = 0;
   std::vector<std::string> overrides;
   opts.add_options()("help,h", "show this help")(
       "slo", po::value(&slo_arg), "limits, e.g. ttft=2s,tpot=50ms,e2el=30s (bare numbers: ms); required")(
@@ -254,6 +256,9 @@ int cmd_capacity(const std::vector<std::string>& args) {
       "max-requests", po::value(&max_requests)->default_value(max_requests),
       "longest run a probe is lengthened to (requests) while its steady-state window is too short")(
       "jobs,j", po::value(&jobs), "seed runs at a time (default: the number of cores)")(
+      "kernel-percentile", po::value(&kernel_percentile),
+      "plan against the kernel model's pessimistic band: every kernel class at this percentile of its "
+      "measured/predicted ratio (data/calibration/uncertainty.yaml), e.g. 95")(
       "set,s", po::value(&overrides)->composing(), "override a scenario value for every probe (repeatable)")(
       "out,o", po::value(&out_dir), "output folder (default: results/<scenario file name>-capacity)");
   po::variables_map vm;
@@ -273,6 +278,8 @@ int cmd_capacity(const std::vector<std::string>& args) {
   if (!(margin >= 0 && margin < 1)) return usage_error("--margin " + fmt("%g", margin) + ": expected a fraction in [0, 1), e.g. 0.05");
   if (max_requests < 1) return usage_error("--max-requests " + std::to_string(max_requests) + ": expected at least 1");
   if (vm.count("jobs") && jobs < 1) return usage_error("--jobs " + std::to_string(jobs) + ": expected at least 1");
+  if (vm.count("kernel-percentile") && !(kernel_percentile > 0 && kernel_percentile < 100))
+    return usage_error("--kernel-percentile " + fmt("%g", kernel_percentile) + ": expected a percentile in (0, 100), e.g. 95");
 
   return run_reporting_errors([&] {
     const serving::Slo slo = parse_slo(slo_arg);
@@ -280,6 +287,18 @@ int cmd_capacity(const std::vector<std::string>& args) {
     if (!fs::is_regular_file(scenario_path)) throw config::ConfigError({scenario_path}, "", "no such scenario file");
     const std::string dir = out_dir.empty() ? "results/" + fs::path(scenario_path).stem().string() + "-capacity" : out_dir;
     util::ensure_directory(dir);
+    if (kernel_percentile > 0) {  // every probe's kernels at the pessimistic percentile of their class
+      config::Document doc = config::Document::load_file(scenario_path);
+      for (const auto& o : overrides) doc.apply_override(o);
+      const auto [tier_text, user_scales] = scenario_kernel_tier(doc.resolved_yaml());
+      const auto tier = kernels::parse_tier(tier_text);
+      if (!tier) throw std::runtime_error("hardware.gpu.tier '" + tier_text + "' is not a kernel tier");
+      const std::string scales =
+          percentile_scales(kernels::KernelUncertainty::shipped(), *tier, kernel_percentile / 100.0, user_scales);
+      std::cout << "kernels at the " << fmt("%g", kernel_percentile) << "th percentile of the " << tier_text
+                << " tier's error: " << scales << "\n";
+      overrides.push_back("hardware.gpu.kernel_time_scale=" + scales);
+    }
     Prober::Options po_opts;
     po_opts.seeds = seeds;
     po_opts.jobs = jobs > 0 ? jobs : std::min(seeds, available_cores());

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <optional>
+#include <tuple>
 #include <iostream>
 
 #include <unistd.h>
@@ -19,8 +20,6 @@
 #include "app/simulation.hpp"
 #include "base/config/error.hpp"
 #include "base/util/atomic_file.hpp"
-
-#include <yaml-cpp/yaml.h>
 
 namespace po = boost::program_options;
 
@@ -134,12 +133,7 @@ int cmd_run(const std::vector<std::string>& args) {
       request.scenario_path = scenario_path;
       request.overrides = overrides;
       if (exact) request.overrides.insert(request.overrides.end(), std::begin(kExactOverrides), std::end(kExactOverrides));
-      const YAML::Node gpu = YAML::Load(scenario.resolved_yaml())["hardware"]["gpu"];
-      if (gpu["kind"] && gpu["kind"].as<std::string>() != "catalog")
-        throw std::runtime_error("--intervals samples the kernel model of GPUs of kind 'catalog'; hardware.gpu.kind is '" +
-                                 gpu["kind"].as<std::string>() + "'");
-      request.tier = gpu["tier"] ? gpu["tier"].as<std::string>() : "cross-gen";
-      request.user_scales = gpu["kernel_time_scale"] ? gpu["kernel_time_scale"].as<std::string>() : "";
+      std::tie(request.tier, request.user_scales) = scenario_kernel_tier(scenario.resolved_yaml());
       request.work_dir = dir + "/intervals";
       request.samples = intervals;
       request.jobs = jobs > 0 ? jobs : available_cores();

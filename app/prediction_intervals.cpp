@@ -11,6 +11,8 @@
 #include "base/util/atomic_file.hpp"
 #include "base/util/rng.hpp"
 
+#include <yaml-cpp/yaml.h>
+
 namespace ks::app {
 
 std::array<double, kernels::kNumKernelClasses> sample_scales(const kernels::KernelUncertainty& u, kernels::Tier tier,
@@ -20,6 +22,22 @@ std::array<double, kernels::kNumKernelClasses> sample_scales(const kernels::Kern
   for (std::size_t c = 0; c < kernels::kNumKernelClasses; ++c)
     scales[c] = u.ratio_quantile(tier, static_cast<kernels::KernelClass>(c), rng.uniform());
   return scales;
+}
+
+std::string percentile_scales(const kernels::KernelUncertainty& u, kernels::Tier tier, double p,
+                              const std::string& user_scales) {
+  auto scales = kernels::parse_class_scales(user_scales);
+  for (std::size_t c = 0; c < scales.size(); ++c) scales[c] *= u.ratio_quantile(tier, static_cast<kernels::KernelClass>(c), p);
+  return kernels::format_class_scales(scales);
+}
+
+std::pair<std::string, std::string> scenario_kernel_tier(const std::string& yaml_text) {
+  const YAML::Node gpu = YAML::Load(yaml_text)["hardware"]["gpu"];
+  if (gpu && gpu["kind"] && gpu["kind"].as<std::string>() != "catalog")
+    throw std::runtime_error("the kernel model's uncertainty applies to GPUs of kind 'catalog'; hardware.gpu.kind is '" +
+                             gpu["kind"].as<std::string>() + "'");
+  return {gpu && gpu["tier"] ? gpu["tier"].as<std::string>() : "cross-gen",
+          gpu && gpu["kernel_time_scale"] ? gpu["kernel_time_scale"].as<std::string>() : ""};
 }
 
 double percentile(std::vector<double> values, double q) {

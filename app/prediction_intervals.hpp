@@ -30,6 +30,16 @@ struct IntervalRequest {
 std::array<double, kernels::kNumKernelClasses> sample_scales(const kernels::KernelUncertainty& u, kernels::Tier tier,
                                                              std::uint64_t seed, int index);
 
+// kernel_time_scale text putting every class at cumulative probability p of the tier's
+// measured/predicted ratio, times the user's own multipliers: `capacity --kernel-percentile`.
+// Every class at once: more pessimistic than the same percentile of the end-to-end band.
+std::string percentile_scales(const kernels::KernelUncertainty& u, kernels::Tier tier, double p,
+                              const std::string& user_scales);
+
+// The scenario's kernel tier and kernel_time_scale (hardware.gpu), from its YAML text after
+// overrides; "cross-gen" and "" where unset. Throws when the GPU kind is not `catalog`.
+std::pair<std::string, std::string> scenario_kernel_tier(const std::string& yaml_text);
+
 // Linear-interpolated percentile (numpy's default) of `values` at q in [0, 1]; values non-empty.
 double percentile(std::vector<double> values, double q);
 

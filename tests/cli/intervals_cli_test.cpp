@@ -135,3 +135,31 @@ TEST(Intervals, BadRequestsAreRefusedWithTheReason) {
   EXPECT_NE(no_file.code, 0);
   EXPECT_NE(no_file.output.find("/nonexistent/u.yaml"), std::string::npos) << no_file.output;
 }
+
+namespace {
+
+double capacity_answer(const std::string& extra, const fs::path& out) {
+  const Result r = kernelsight("capacity " + std::string(KS_SOURCE_DIR) +
+                               "/scenarios/quickstart.yaml --slo ttft=200ms,tpot=20ms --find rate --min 4/s --seeds 1 "
+                               "--set workload.num_requests=200 -o " + out.string() + " " + extra);
+  EXPECT_EQ(r.code, 0) << r.output;
+  const auto at = r.output.find("answer: ");
+  EXPECT_NE(at, std::string::npos) << r.output;
+  return at == std::string::npos ? 0 : std::stod(r.output.substr(at + 8));
+}
+
+}  // namespace
+
+// Planning against the pessimistic band: every class slower by its 95th-percentile error lowers
+// the rate the SLO allows; a percentile outside (0, 100) is refused.
+TEST(Intervals, CapacityAgainstThePessimisticBandAnswersLower) {
+  const double point = capacity_answer("", temp("cap_point"));
+  const double pessimistic = capacity_answer("--kernel-percentile 95", temp("cap_p95"));
+  EXPECT_GT(point, 0);
+  EXPECT_GT(pessimistic, 0);
+  EXPECT_LT(pessimistic, point);
+  const Result bad = kernelsight("capacity " + std::string(KS_SOURCE_DIR) +
+                                 "/scenarios/quickstart.yaml --slo ttft=200ms --find rate --kernel-percentile 100");
+  EXPECT_EQ(bad.code, 2);
+  EXPECT_NE(bad.output.find("--kernel-percentile 100: expected a percentile in (0, 100)"), std::string::npos) << bad.output;
+}
