@@ -174,6 +174,7 @@ COLUMN_LABELS = {
     "total_token_throughput": "total throughput (tok/s)",
     "request_throughput": "request throughput (req/s)",
     "rate_per_s": "offered rate (req/s)",
+    "speedup": "trace speed-up (x)",
     "replicas": "replicas",
     "duration_s": "duration (s)",
     "preemptions": "preemptions",
@@ -552,11 +553,15 @@ WHY_RE = re.compile(r"\b(mean|median|p\d+)\s+(TTFT|TPOT|ITL|E2EL)\s+[-+\d.eE]+\s
 
 def capacity_series(args):
     path = os.path.join(args.capacity, "capacity.csv") if os.path.isdir(args.capacity) else args.capacity
-    rows = read_csv(path, ["probe", "meets"])
+    rows = read_csv(path, ["probe"])
     header = list(rows[0].keys())
-    value_col = next((c for c in ("rate_per_s", "replicas") if c in header), None)
+    # Whether a row met the SLOs: `seed_meets` (one row per probe and seed), else `meets`.
+    meets_col = next((c for c in ("seed_meets", "meets", "probe_meets") if c in header), None)
+    if meets_col is None:
+        raise InputError(f"{path}: missing column seed_meets or meets (columns: {', '.join(header)})")
+    value_col = next((c for c in ("rate_per_s", "speedup", "replicas") if c in header), None)
     if value_col is None:
-        raise InputError(f"{path}: missing column rate_per_s or replicas (columns: {', '.join(header)})")
+        raise InputError(f"{path}: missing column rate_per_s, speedup or replicas (columns: {', '.join(header)})")
     metric_cols = [c for c in header if METRIC_RE.match(c)]
     if not metric_cols:
         raise InputError(f"{path}: no latency column such as p99_ttft_ms (columns: {', '.join(header)})")
@@ -576,7 +581,7 @@ def capacity_series(args):
         stable = None
         if "stable" in row and (row["stable"] or "").strip():
             stable = truthy(row["stable"])
-        binding = (row.get("binding_metric") or "").strip().lower() or None
+        binding = (row.get("binding_metric") or row.get("binding") or "").strip().lower() or None
         if binding is None:
             m = WHY_RE.search(row.get("why", "") or "")
             binding = m.group(2).lower() if m else None
@@ -585,7 +590,7 @@ def capacity_series(args):
             v = maybe_number(row[c])
             if v is not None:
                 metrics[c] = v
-        probes.append({"probe": row["probe"], "value": value, "meets": truthy(row["meets"]), "stable": stable,
+        probes.append({"probe": row["probe"], "value": value, "meets": truthy(row[meets_col]), "stable": stable,
                        "seed": (row.get("seed") or "").strip() or None, "binding_metric": binding,
                        "metrics": metrics, "why": row.get("why", "")})
     # The answer as the search defines it: rate, the highest value met below the lowest missed;
@@ -596,13 +601,15 @@ def capacity_series(args):
     met = sorted(v for v, ok in by_value.items() if all(ok))
     missed = sorted(v for v, ok in by_value.items() if not all(ok))
     answer = None
-    if value_col == "rate_per_s":
+    if value_col in ("rate_per_s", "speedup"):
         below = [v for v in met if not missed or v < missed[0]]
         answer = below[-1] if below else None
     elif met:
         answer = met[0]
     directory = os.path.dirname(os.path.abspath(path))
-    configs = [read_simple_yaml(f) for f in sorted(glob.glob(os.path.join(directory, "probes", "*", "config.resolved.yaml")))[:50]]
+    found = sorted(glob.glob(os.path.join(directory, "probes", "*", "config.resolved.yaml")) +
+                   glob.glob(os.path.join(directory, "probes", "*", "seed-*", "config.resolved.yaml")))  # one folder per seed
+    configs = [read_simple_yaml(f) for f in found[:50]]
     meta = {"path": path, "value_col": value_col, "metric_cols": metric_cols, "stat": stat, "slo_ms": slo,
             "slo_source": source, "answer": answer, "title_context": describe(configs),
             "tp": sorted({r.get("tensor_parallel", "") for r in rows if r.get("tensor_parallel")})}
@@ -665,7 +672,7 @@ def capacity_figure(plt, args):
         ax.set_title(column_label(col).split(" (")[0] + (" — log scale" if ylog else ""), fontsize=10)
         ax.grid(True, which="major", alpha=0.3)
         ax.grid(True, which="minor", alpha=0.08)
-    what = "rate" if meta["value_col"] == "rate_per_s" else "replicas"
+    what = {"rate_per_s": "rate", "speedup": "speed-up"}.get(meta["value_col"], "replicas")
     tp = f", tp={'/'.join(meta['tp'])}" if meta["tp"] else ""
     title = args.title or f"Capacity search ({what})" + (f": {meta['title_context']}" if meta["title_context"] else "") + tp
     fig.suptitle(title, fontsize=11)
@@ -679,7 +686,7 @@ def capacity_figure(plt, args):
             place_slo_label(fig, ax, slo[metric_of(col)], f"SLO {METRIC_NAMES[metric_of(col)]} ≤ "
                             f"{format_ms(slo[metric_of(col)])}", taken)
         if meta["answer"] is not None:
-            unit = " req/s" if meta["value_col"] == "rate_per_s" else " replicas"
+            unit = {"rate_per_s": " req/s", "speedup": "x"}.get(meta["value_col"], " replicas")
             renderer = fig.canvas.get_renderer()
             for yfrac, va in ((0.98, "top"), (0.02, "bottom"), (0.5, "center")):
                 for dx, ha in ((3, "left"), (-3, "right")):
@@ -1085,7 +1092,7 @@ def report(args):
         answer = data["answer"]
         parts.append("<h2>Capacity search</h2>")
         if answer is not None:
-            unit = "req/s" if meta["value_col"] == "rate_per_s" else "replicas"
+            unit = {"rate_per_s": "req/s", "speedup": "x"}.get(meta["value_col"], "replicas")
             parts.append(f"<p class=answer>Answer: <b>{answer:g} {unit}</b></p>")
         parts.append(html_figure(fig, data["title"]))
         plt.close(fig)

@@ -236,7 +236,7 @@ class PlotTest(unittest.TestCase):
         data, _ = self.plotted(["capacity", self.capacity], "capacity_data")
         rows = read_rows(os.path.join(self.capacity, "capacity.csv"))
         self.assertEqual(len(data["probes"]), len(rows))
-        self.assertEqual([p["meets"] for p in data["probes"]], [r["meets"] == "true" for r in rows])
+        self.assertEqual([p["meets"] for p in data["probes"]], [r["seed_meets"] == "true" for r in rows])
         self.assertAlmostEqual(data["answer"], self.capacity_answer, places=4)
         for label in ("offered rate (req/s)", "p99 TTFT (ms)", "p99 TPOT (ms)", "meets", "misses", "answer",
                       "llama-3-8b (bf16) on h100_sxm, vLLM v1 scheduler"):
@@ -359,7 +359,7 @@ class PlotTest(unittest.TestCase):
         self.assertIn("does not exist", r.stdout)
         r = plot("capacity", self.sweep_csv)  # not a capacity.csv
         self.assertEqual(r.returncode, 2, r.stdout)
-        self.assertIn("missing column(s) probe, meets", r.stdout)
+        self.assertIn("missing column(s) probe", r.stdout)
         empty = os.path.join(self.dir, "empty")
         os.makedirs(empty)
         r = plot("report", empty)
