@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <filesystem>
 #include <limits>
 #include <stdexcept>
@@ -60,7 +61,17 @@ config::Schema cache_schema() {
               "TensorRT-LLM sizing (free_gpu_memory_fraction): the KV cache takes this fraction of the memory "
               "weights and activations leave, instead of gpu_memory_utilization; 0: off",
               0.0, 1.0)
-      .flag("enable_prefix_caching", true, "reuse the KV blocks of shared prompt prefixes (vLLM v1 default: on)");
+      .flag("enable_prefix_caching", true, "reuse the KV blocks of shared prompt prefixes (vLLM v1 default: on)")
+      .quantity("host_kv_bytes", config::Dim::Bytes, std::string("0B"),
+                "host-memory KV tier per GPU (vLLM CPU offloading, LMCache, SGLang HiCache): cached blocks HBM "
+                "evicts are kept there and loaded back on a prefix hit; 0: off",
+                0.0, false)
+      .quantity("host_kv_link_bandwidth", config::Dim::Bandwidth, std::string("0B/s"),
+                "GPU<->host bandwidth per direction for the host KV tier's copies (C2C on a superchip); "
+                "0: 40% of the GPU's pcie_bandwidth (half of it per direction at 80% efficiency: ~51GB/s on Gen5 x16)",
+                0.0, false)
+      .quantity("host_kv_link_latency", config::Dim::Time, std::string("10us"),
+                "fixed cost of each host KV copy", 0.0, false);
   return s;
 }
 
@@ -139,6 +150,32 @@ void check_fits(const serving::Request& r, const serving::Replica& replica, cons
                                 std::to_string(kv.num_blocks() * kv.block_size()) +
                                 " tokens): shorten the requests or give the model more memory (GPU memory, "
                                 "parallel.tp, " + std::string(cache_key) + ")");
+}
+
+// cache.host_kv_bytes > 0: the KV manager's host tier (as many whole blocks as the bytes per GPU
+// hold) and its link; a zero bytes_per_block in the result means no tier.
+serving::HostKvLinkConfig host_kv_tier(serving::KvBlockManager& kv, const config::Params& cache_p,
+                                       const kernels::GpuSpec& gpu, double block_bytes) {
+  serving::HostKvLinkConfig link;
+  const double bytes = cache_p.number("host_kv_bytes");
+  if (bytes <= 0) return link;
+  if (!kv.prefix_caching())
+    throw config::ConfigError(cache_p.mark("host_kv_bytes"), "cache.host_kv_bytes",
+                              "a host KV tier keeps cached prefix blocks: it needs cache.enable_prefix_caching: true");
+  const double blocks = std::floor(bytes / block_bytes);
+  if (blocks < 1)
+    throw config::ConfigError(cache_p.mark("host_kv_bytes"), "cache.host_kv_bytes",
+                              "expected room for at least one KV block of " + serving::describe_bytes(block_bytes) +
+                                  " per GPU, got " + serving::describe_bytes(bytes));
+  link.bandwidth = cache_p.number("host_kv_link_bandwidth");
+  if (link.bandwidth <= 0) link.bandwidth = 0.4 * gpu.pcie_bandwidth;
+  if (link.bandwidth <= 0)
+    throw config::ConfigError(cache_p.mark("host_kv_link_bandwidth"), "cache.host_kv_link_bandwidth",
+                              "GPU '" + gpu.name + "' gives no pcie_bandwidth: expected a bandwidth such as 50GB/s");
+  link.latency_s = cache_p.number("host_kv_link_latency");
+  link.bytes_per_block = block_bytes;
+  kv.enable_host_tier(static_cast<std::int64_t>(blocks));
+  return link;
 }
 
 kernels::DType dtype_param(const config::Params& p, const std::string& key) {
@@ -512,12 +549,15 @@ Simulation::Simulation(config::Document& scenario) {
 
     auto kv = std::make_unique<serving::KvBlockManager>(memory_.kv_blocks, mem.block_size,
                                                        cache_p.flag("enable_prefix_caching"));
+    const serving::HostKvLinkConfig host_link =
+        host_kv_tier(*kv, cache_p, gpus_.back()->spec(), memory_.kv_bytes_per_token * static_cast<double>(mem.block_size));
     serving::SchedulerArgs sched_args{engine_p, kv.get()};
     auto scheduler = sched_entry.make(sched_args);
     serving::ReplicaSpec spec{rname, *model, weight_dtype, kv_dtype, {tp_, pp_}};
     replicas_.push_back(std::make_unique<serving::Replica>(*env_, spec, std::move(stage_hosts), std::move(links),
                                                            std::move(kv), std::move(scheduler), metrics_));
     if (spec_decode_) replicas_.back()->set_speculative(*spec_decode_, seed_);
+    if (host_link.bytes_per_block > 0) replicas_.back()->set_host_kv_link(host_link);
   }
   if (workload_->max_concurrency() > 0) {
     completions_ = std::make_unique<sim::Store<int>>(*env_);
@@ -809,6 +849,48 @@ void Simulation::add_prefix_cache_report(nlohmann::json& j) const {
   j["prefix_cache_hit_tokens"] = total.hit_tokens;
   j["prefix_cache_hit_rate"] = total.hit_rate();
   j["prefix_cache_evictions"] = total.evictions;
+  // The host KV tier, only when on (other scenarios' summaries stay unchanged). Bytes count every
+  // GPU's shard (a replica's GPUs copy theirs at once); seconds are the busy time of one rank's link.
+  if (replicas_.empty() || replicas_.front()->host_kv_link() == nullptr) return;
+  serving::HostKvStats host;
+  serving::HostKvLinkStats link;
+  std::uint64_t delayed = 0;
+  double wait_s = 0;
+  for (const auto& r : replicas_) {
+    const serving::HostKvStats& h = r->kv().host_tier()->stats();
+    host.stored_blocks += h.stored_blocks;
+    host.loaded_blocks += h.loaded_blocks;
+    host.evicted_blocks += h.evicted_blocks;
+    host.hit_tokens += h.hit_tokens;
+    const serving::HostKvLinkStats& l = r->host_kv_link()->stats();
+    link.loads += l.loads;
+    link.stores += l.stores;
+    link.load_seconds += l.load_seconds;
+    link.store_seconds += l.store_seconds;
+    delayed += r->stats().host_kv_delayed_steps;
+    wait_s += r->stats().host_kv_wait_s;
+  }
+  const double gpus = static_cast<double>(tp_) * pp_;
+  const double block_bytes = memory_.kv_bytes_per_token * static_cast<double>(replicas_.front()->kv().block_size());
+  nlohmann::json h;
+  h["capacity_blocks_per_replica"] = replicas_.front()->kv().host_tier()->capacity_blocks();
+  h["block_bytes_per_gpu"] = block_bytes;
+  h["link_bandwidth_bytes_per_s"] = replicas_.front()->host_kv_link()->bandwidth();
+  h["link_latency_s"] = replicas_.front()->host_kv_link()->latency_s();
+  h["hit_tokens"] = host.hit_tokens;
+  h["loaded_blocks"] = host.loaded_blocks;
+  h["loaded_bytes"] = static_cast<double>(host.loaded_blocks) * block_bytes * gpus;
+  h["stored_blocks"] = host.stored_blocks;
+  h["stored_bytes"] = static_cast<double>(host.stored_blocks) * block_bytes * gpus;
+  h["evicted_blocks"] = host.evicted_blocks;
+  h["evicted_bytes"] = static_cast<double>(host.evicted_blocks) * block_bytes * gpus;
+  h["loads"] = link.loads;
+  h["stores"] = link.stores;
+  h["load_seconds"] = link.load_seconds;
+  h["store_seconds"] = link.store_seconds;
+  h["delayed_steps"] = delayed;
+  h["load_wait_seconds"] = wait_s;
+  j["host_kv_cache"] = h;
 }
 
 }  // namespace ks::app

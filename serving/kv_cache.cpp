@@ -45,6 +45,11 @@ KvBlockManager::KvBlockManager(std::int64_t num_blocks, std::int64_t block_size,
   for (std::size_t b = 0; b < n; ++b) push_free_back(static_cast<std::int32_t>(b));
 }
 
+void KvBlockManager::enable_host_tier(std::int64_t capacity_blocks) {
+  if (!prefix_caching_) throw std::invalid_argument("a host KV tier needs prefix caching (its blocks are found by hash)");
+  host_ = std::make_unique<HostKvTier>(capacity_blocks);
+}
+
 void KvBlockManager::unlink_free(std::int32_t b) {
   const auto i = static_cast<std::size_t>(b);
   const std::int32_t prev = free_prev_[i], next = free_next_[i];
@@ -99,7 +104,11 @@ std::int64_t KvBlockManager::cached_prefix(Request& r) {
   if (!prefix_caching_ || !r.block_table.empty()) return 0;
   const std::int64_t max_blocks = (r.sequence_length() - 1) / block_size_;
   std::int64_t hits = 0;
-  while (hits < max_blocks && cached_.count(hash_of(r, hits)) != 0) ++hits;
+  while (hits < max_blocks) {
+    const std::uint64_t h = hash_of(r, hits);
+    if (cached_.count(h) == 0 && (!host_ || !host_->contains(h))) break;
+    ++hits;
+  }
   return hits * block_size_;
 }
 
@@ -110,7 +119,11 @@ std::int32_t KvBlockManager::take_free_block() {
   if (hashed_[i] != 0) {  // evict its cached content
     if (hashed_[i] == kHashed) {
       auto it = cached_.find(hash_[i]);
-      if (it != cached_.end() && it->second == b) cached_.erase(it);
+      if (it != cached_.end() && it->second == b) {
+        cached_.erase(it);
+        // Written back to the host tier (SGLang HiCache's write_back): a copy only if it lacks it.
+        if (host_ && host_->store(hash_[i])) ++host_stores_;
+      }
     } else {
       --private_blocks_;
     }
@@ -130,16 +143,39 @@ void KvBlockManager::touch(std::int32_t b) {
 bool KvBlockManager::allocate(Request& r, std::int64_t hit_tokens, std::int64_t tokens) {
   if (!r.block_table.empty()) throw std::logic_error("KvBlockManager::allocate: request already holds blocks");
   const std::int64_t hit_blocks = hit_tokens / block_size_;
-  std::vector<std::int32_t> hits;
+  std::vector<std::int32_t> hits;  // kNone: a block to load from the host tier
   std::int64_t hits_free = 0;  // hit blocks that currently sit in the free queue
+  std::int64_t host_hits = 0;
   for (std::int64_t b = 0; b < hit_blocks; ++b) {
-    const std::int32_t block = cached_.at(hash_of(r, b));
-    hits.push_back(block);
-    if (ref_[static_cast<std::size_t>(block)] == 0) ++hits_free;
+    const std::uint64_t h = hash_of(r, b);
+    const auto it = cached_.find(h);
+    if (it == cached_.end()) {
+      if (!host_ || !host_->contains(h)) throw std::out_of_range("KvBlockManager::allocate: block not cached");
+      hits.push_back(kNone);
+      ++host_hits;
+      continue;
+    }
+    hits.push_back(it->second);
+    if (ref_[static_cast<std::size_t>(it->second)] == 0) ++hits_free;
   }
   const std::int64_t fresh = std::max<std::int64_t>(0, blocks_for(tokens) - hit_blocks);
-  if (fresh > free_blocks() - hits_free) return false;
-  for (std::int32_t b : hits) touch(b);  // before taking fresh ones, so they are not evicted
+  if (fresh + host_hits > free_blocks() - hits_free) return false;
+  for (std::int32_t b : hits)
+    if (b != kNone) touch(b);  // before taking fresh ones, so they are not evicted
+  if (host_hits > 0) {
+    // The host copies are read first (each becomes the most recently used host block), then
+    // fresh HBM blocks take them: the HBM evictions that make room, written back to the host,
+    // may push host blocks out but never content this request is still to read.
+    for (std::int64_t b = 0; b < hit_blocks; ++b)
+      if (hits[static_cast<std::size_t>(b)] == kNone) host_->load(hash_of(r, b), block_size_);
+    for (std::int64_t b = 0; b < hit_blocks; ++b) {
+      if (hits[static_cast<std::size_t>(b)] != kNone) continue;
+      const std::int32_t block = take_free_block();
+      insert_cached(block, hash_of(r, b));
+      hits[static_cast<std::size_t>(b)] = block;
+    }
+    host_loads_ += host_hits;
+  }
   r.block_table = std::move(hits);
   for (std::int64_t i = 0; i < fresh; ++i) r.block_table.push_back(take_free_block());
   r.kv_blocks = static_cast<std::int64_t>(r.block_table.size());

@@ -12,10 +12,13 @@
 // them (most blocks of most workloads) saves a hash, an insert and an erase per block without
 // changing a single eviction or hit.
 #include <cstdint>
+#include <memory>
+#include <utility>
 #include <vector>
 
 #include <tsl/robin_map.h>
 
+#include "serving/host_kv_tier.hpp"
 #include "serving/request.hpp"
 
 namespace ks::serving {
@@ -24,6 +27,7 @@ struct PrefixCacheStats {
   std::int64_t query_tokens = 0;  // tokens of the sequences looked up at admission
   std::int64_t hit_tokens = 0;    // of which found in the cache
   std::int64_t evictions = 0;     // cached blocks reused for other content
+  // hit_tokens includes the host tier's hits (HostKvStats::hit_tokens): tokens not recomputed.
   double hit_rate() const { return query_tokens > 0 ? static_cast<double>(hit_tokens) / query_tokens : 0.0; }
 };
 
@@ -34,6 +38,16 @@ std::uint64_t block_hash(const Request& request, std::int64_t index, std::int64_
 class KvBlockManager {
  public:
   KvBlockManager(std::int64_t num_blocks, std::int64_t block_size, bool prefix_caching = false);
+
+  // Adds a host-memory tier of `capacity_blocks` blocks (prefix caching only, else
+  // std::invalid_argument): a cached block HBM evicts is stored there (HostKvTier::store), and
+  // cached_prefix / allocate also hit blocks the host holds, which allocate loads back into
+  // fresh HBM blocks. The copies to make are counted for the engine (take_host_loads/stores).
+  void enable_host_tier(std::int64_t capacity_blocks);
+  const HostKvTier* host_tier() const { return host_.get(); }
+  // Blocks to copy host -> GPU / GPU -> host since the last call (zeroes the count).
+  std::int64_t take_host_loads() { return std::exchange(host_loads_, 0); }
+  std::int64_t take_host_stores() { return std::exchange(host_stores_, 0); }
 
   std::int64_t blocks_for(std::int64_t tokens) const { return (tokens + block_size_ - 1) / block_size_; }
 
@@ -106,6 +120,8 @@ class KvBlockManager {
   };
   tsl::robin_map<std::uint64_t, std::int32_t, IdentityHash> cached_;  // lookups only: never iterated
   PrefixCacheStats stats_;
+  std::unique_ptr<HostKvTier> host_;  // null: no host tier
+  std::int64_t host_loads_ = 0, host_stores_ = 0;
 };
 
 }  // namespace ks::serving

@@ -66,6 +66,30 @@ void Replica::set_speculative(const SpecDecodeConfig& spec, std::uint64_t seed) 
                               [acceptance, rng](std::int64_t drafts) { return acceptance->sample(drafts, *rng); });
 }
 
+void Replica::set_host_kv_link(const HostKvLinkConfig& link) {
+  if (kv_->host_tier() == nullptr)
+    throw std::invalid_argument("replica '" + spec_.name + "': a host KV link needs a KV cache with a host tier");
+  if (!(link.bytes_per_block > 0))
+    throw std::invalid_argument("replica '" + spec_.name + "': host KV block bytes must be positive");
+  host_link_ = std::make_unique<HostKvLink>(env_, link.bandwidth, link.latency_s);
+  host_bytes_per_block_ = link.bytes_per_block;
+}
+
+// Stores first (they run in the background on the GPU -> host lane), then the loads, which the
+// step waits for: vLLM's offloading connector and LMCache finish a request's loads before its
+// forward pass (no layer-wise overlap modelled).
+void Replica::copy_host_kv() {
+  if (!host_link_) return;
+  const std::int64_t stores = kv_->take_host_stores();
+  if (stores > 0) host_link_->store(static_cast<double>(stores) * host_bytes_per_block_);
+  const std::int64_t loads = kv_->take_host_loads();
+  if (loads == 0) return;
+  const double start = env_.now_seconds();
+  host_link_->load(static_cast<double>(loads) * host_bytes_per_block_);
+  ++stats_.host_kv_delayed_steps;
+  stats_.host_kv_wait_s += env_.now_seconds() - start;
+}
+
 void Replica::submit(Request* request) {
   const std::int64_t needed = kv_->blocks_for(request->prompt_tokens + request->output_tokens);
   if (needed > kv_->num_blocks())
@@ -115,6 +139,7 @@ void Replica::engine_loop() {
     stats_.preemptions += plan.preempted.size();
     for (const ScheduledSequence& s : plan.sequences)
       if (s.request->first_scheduled_s < 0) s.request->first_scheduled_s = env_.now_seconds();
+    copy_host_kv();
 
     to_batch(plan, batch_, batch_ids_);
     if (spec_decode_) {
@@ -254,6 +279,7 @@ void Replica::pipeline_loop() {
         throw std::logic_error("replica '" + spec_.name + "': multi-step scheduling with pipeline parallelism is not modelled");
       stats_.preemptions += plan.preempted.size();
       if (!plan.empty()) {
+        copy_host_kv();
         dispatch(std::move(plan));
         scheduled = true;
       } else if (in_flight_ == 0) {
@@ -319,6 +345,13 @@ void Replica::trace_step(const StepOutcome& outcome) {
                   {{"running", static_cast<double>(scheduler_->num_running())},
                    {"waiting", static_cast<double>(scheduler_->num_waiting())}});
   trace_->counter(trace_track_, "kv_cache_usage_pct", now, {{"used", 100.0 * kv_->usage()}});
+  if (host_link_) {
+    const HostKvStats& h = kv_->host_tier()->stats();
+    trace_->counter(trace_track_, "host_kv_blocks", now,
+                    {{"held", static_cast<double>(kv_->host_tier()->size())},
+                     {"loaded", static_cast<double>(h.loaded_blocks)},
+                     {"stored", static_cast<double>(h.stored_blocks)}});
+  }
   for (const Request* r : outcome.finished) {
     const std::string args = "{\"prompt_tokens\":" + std::to_string(r->prompt_tokens) +
                              ",\"output_tokens\":" + std::to_string(r->generated) +

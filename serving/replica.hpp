@@ -27,6 +27,7 @@
 #include "sc_modules/sim/sim.hpp"
 #include "base/util/trace_recorder.hpp"
 #include "serving/batch_scheduler.hpp"
+#include "serving/host_kv_link.hpp"
 #include "serving/kv_cache.hpp"
 #include "serving/metrics_recorder.hpp"
 #include "serving/speculative.hpp"
@@ -60,6 +61,17 @@ struct ReplicaStats {
   std::vector<std::int64_t> spec_accepted_at;
   std::uint64_t spec_draft_passes = 0;
   double spec_proposer_cpu_s = 0;
+  // Host KV tier (zero without it): steps whose start waited for blocks loaded from the host,
+  // and the time they waited.
+  std::uint64_t host_kv_delayed_steps = 0;
+  double host_kv_wait_s = 0;
+};
+
+// The host KV tier's link, per tensor-parallel rank (each copies its shard over its own link).
+struct HostKvLinkConfig {
+  double bandwidth = 0;        // bytes/s per direction
+  double latency_s = 0;        // per copy
+  double bytes_per_block = 0;  // a block's KV on one GPU (all its layers)
 };
 
 class Replica {
@@ -76,6 +88,12 @@ class Replica {
   // std::invalid_argument): the proposer's kernels are priced on this replica's GPUs, and the
   // accepted drafts are drawn from the stream of component "<name>.spec_decode" under `seed`.
   void set_speculative(const SpecDecodeConfig& spec, std::uint64_t seed);
+  // Turns on the copies of the host KV tier (before the simulation runs; the KV manager must have
+  // its host tier, else std::invalid_argument): after each scheduling, the blocks the host tier
+  // must load are copied over the link before the step starts, and the blocks HBM wrote back are
+  // copied on the other direction in the background.
+  void set_host_kv_link(const HostKvLinkConfig& link);
+  const HostKvLink* host_kv_link() const { return host_link_.get(); }
   void submit(Request* request);
   std::size_t outstanding() const { return outstanding_; }
   const ReplicaStats& stats() const { return stats_; }
@@ -151,6 +169,10 @@ class Replica {
   kernels::StepKernels draft_kernels_;
 
   void trace_step(const StepOutcome& outcome);
+  // The host tier's copies for the step just scheduled (no-op without a host tier).
+  void copy_host_kv();
+  std::unique_ptr<HostKvLink> host_link_;
+  double host_bytes_per_block_ = 0;
 };
 
 }  // namespace ks::serving
