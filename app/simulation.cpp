@@ -76,7 +76,20 @@ config::Schema parallel_schema() {
       .integer("pp", 1,
                "pipeline-parallel stages per replica: contiguous blocks of layers, each on its own tp GPUs; "
                "activations travel stage to stage over hardware.topology",
+               1, 512)
+      .integer("ep", 1,
+               "expert-parallel ranks (MoE models): 1, or tp to place the routed experts round-robin over the TP "
+               "GPUs, tokens reaching them by all-to-all dispatch and combine",
                1, 512);
+  return s;
+}
+
+config::Schema moe_schema() {
+  config::Schema s("Mixture-of-experts routing.");
+  s.number("imbalance", 1.0,
+           "routing imbalance under parallel.ep: rows on the busiest rank / mean rows per rank (1 = uniform); "
+           "the busiest rank sets the step time",
+           1.0, 512.0);
   return s;
 }
 
@@ -94,8 +107,9 @@ namespace {
 
 // A tp the model cannot be split by, or more stages than layers, is a scenario error, reported
 // before elaboration.
-void check_parallel(const kernels::ModelConfig& model, kernels::DType wdt, kernels::DType kvdt, int tp, int pp,
-                    const config::Params& p) {
+void check_parallel(const kernels::ModelConfig& model, kernels::DType wdt, kernels::DType kvdt,
+                    const kernels::ParallelConfig& par, const config::Params& p) {
+  const int tp = par.tp, pp = par.pp;
   if (pp > model.num_layers)
     throw config::ConfigError(p.mark("pp"), "parallel.pp",
                               "model '" + model.name + "' has " + std::to_string(model.num_layers) +
@@ -103,9 +117,10 @@ void check_parallel(const kernels::ModelConfig& model, kernels::DType wdt, kerne
   kernels::StepBatch probe;
   probe.decode_contexts.push_back(1);
   try {
-    kernels::decompose_step(model, probe, wdt, kvdt, {tp, 1});
+    kernels::decompose_step(model, probe, wdt, kvdt, {tp, 1, par.ep, par.moe_imbalance});
   } catch (const std::invalid_argument& e) {
-    throw config::ConfigError(p.mark("tp"), "parallel.tp", e.what());
+    const bool ep = par.ep != 1 || par.moe_imbalance != 1.0;
+    throw config::ConfigError(p.mark(ep ? "ep" : "tp"), ep ? "parallel.ep" : "parallel.tp", e.what());
   }
 }
 
@@ -311,6 +326,7 @@ std::vector<std::pair<std::string, config::Schema>> fixed_scenario_sections() {
   return {{"", scenario_schema()},
           {"model", model_schema()},
           {"parallel", parallel_schema()},
+          {"moe", moe_schema()},
           {"cache", cache_schema()},
           {"output", output_schema()},
           {"engine.speculative", speculative_schema()}};
@@ -361,7 +377,9 @@ Simulation::Simulation(config::Document& scenario) {
   const config::Params par_p = root.section("parallel", false).resolve(parallel_schema());
   tp_ = static_cast<int>(par_p.integer("tp"));
   pp_ = static_cast<int>(par_p.integer("pp"));
-  check_parallel(*model, weight_dtype, kv_dtype, tp_, pp_, par_p);
+  const kernels::ParallelConfig parallel{tp_, pp_, static_cast<int>(par_p.integer("ep")),
+                                         root.section("moe", false).resolve(moe_schema()).number("imbalance")};
+  check_parallel(*model, weight_dtype, kv_dtype, parallel, par_p);
   config::Section topo_sec = hw_sec.section("topology", false);
   const std::string topo_kind = topo_sec.kind(default_topology(gpu_p.has("spec") ? gpu_p.string("spec") : ""));
   const auto& topo_entry = interconnect::topology_registry().get(topo_kind, topo_sec.mark("kind"), "hardware.topology.kind");
@@ -509,7 +527,7 @@ Simulation::Simulation(config::Document& scenario) {
                                                        cache_p.flag("enable_prefix_caching"));
     serving::SchedulerArgs sched_args{engine_p, kv.get()};
     auto scheduler = sched_entry.make(sched_args);
-    serving::ReplicaSpec spec{rname, *model, weight_dtype, kv_dtype, {tp_, pp_}};
+    serving::ReplicaSpec spec{rname, *model, weight_dtype, kv_dtype, parallel};
     replicas_.push_back(std::make_unique<serving::Replica>(*env_, spec, std::move(stage_hosts), std::move(links),
                                                            std::move(kv), std::move(scheduler), metrics_));
     if (spec_decode_) replicas_.back()->set_speculative(*spec_decode_, seed_);
