@@ -108,7 +108,7 @@ namespace {
 // A tp the model cannot be split by, or more stages than layers, is a scenario error, reported
 // before elaboration.
 void check_parallel(const kernels::ModelConfig& model, kernels::DType wdt, kernels::DType kvdt,
-                    const kernels::ParallelConfig& par, const config::Params& p) {
+                    const kernels::ParallelConfig& par, const config::Params& p, const config::Params& moe) {
   const int tp = par.tp, pp = par.pp;
   if (pp > model.num_layers)
     throw config::ConfigError(p.mark("pp"), "parallel.pp",
@@ -119,7 +119,9 @@ void check_parallel(const kernels::ModelConfig& model, kernels::DType wdt, kerne
   try {
     kernels::decompose_step(model, probe, wdt, kvdt, {tp, 1, par.ep, par.moe_imbalance});
   } catch (const std::invalid_argument& e) {
-    const bool ep = par.ep != 1 || par.moe_imbalance != 1.0;
+    if (std::string(e.what()).find("imbalance") != std::string::npos)
+      throw config::ConfigError(moe.mark("imbalance"), "moe.imbalance", e.what());
+    const bool ep = par.ep != 1;
     throw config::ConfigError(p.mark(ep ? "ep" : "tp"), ep ? "parallel.ep" : "parallel.tp", e.what());
   }
 }
@@ -377,9 +379,9 @@ Simulation::Simulation(config::Document& scenario) {
   const config::Params par_p = root.section("parallel", false).resolve(parallel_schema());
   tp_ = static_cast<int>(par_p.integer("tp"));
   pp_ = static_cast<int>(par_p.integer("pp"));
-  const kernels::ParallelConfig parallel{tp_, pp_, static_cast<int>(par_p.integer("ep")),
-                                         root.section("moe", false).resolve(moe_schema()).number("imbalance")};
-  check_parallel(*model, weight_dtype, kv_dtype, parallel, par_p);
+  const config::Params moe_p = root.section("moe", false).resolve(moe_schema());
+  const kernels::ParallelConfig parallel{tp_, pp_, static_cast<int>(par_p.integer("ep")), moe_p.number("imbalance")};
+  check_parallel(*model, weight_dtype, kv_dtype, parallel, par_p, moe_p);
   config::Section topo_sec = hw_sec.section("topology", false);
   const std::string topo_kind = topo_sec.kind(default_topology(gpu_p.has("spec") ? gpu_p.string("spec") : ""));
   const auto& topo_entry = interconnect::topology_registry().get(topo_kind, topo_sec.mark("kind"), "hardware.topology.kind");
