@@ -273,5 +273,51 @@ TEST(ExpertParallel, StepDecomposerRebuildsModelsWithDenseLayers) {
   EXPECT_EQ(k.base, 0u);
 }
 
+TEST(ExpertParallel, PipelineStagesCarryTheirOwnDenseLayers) {
+  // 61 layers over 2 stages: 31 + 30 (vLLM gives the extra layer to the stage before the last).
+  // Stage 0 holds dense layers 0-2 and 28 MoE layers; stage 1 holds 30 MoE layers.
+  const ModelConfig& ds = model("deepseek-v3");
+  StepBatch b;
+  b.decode_contexts = {64, 64};
+  std::vector<StepKernels> st;
+  decompose_stages(ds, b, DType::FP8, DType::BF16, {4, 2}, st);
+  ASSERT_EQ(st.size(), 2u);
+  auto count = [](const std::vector<Kernel>& ks, const char* name) {
+    return std::count_if(ks.begin(), ks.end(), [&](const Kernel& k) { return std::string(k.name) == name; });
+  };
+  EXPECT_EQ(st[0].num_layers, 28);
+  EXPECT_EQ(count(st[0].pre, "input_layernorm"), 3);
+  EXPECT_EQ(st[1].num_layers, 30);
+  EXPECT_EQ(count(st[1].pre, "input_layernorm"), 0);
+  EXPECT_EQ(count(st[1].pre, "pp_recv_all_gather"), 1);
+  // Weights: stage 0 = embedding + layers 0-30, stage 1 = layers 31-60 + final norm + LM head.
+  EXPECT_EQ(ds.stage_parameter_count(31, true, false) + ds.stage_parameter_count(30, false, true), ds.parameter_count());
+}
+
+TEST(Mla, DecodeStepsReuseTheirKernelsWithTheLatentAttention) {
+  // A dense MLA model (n_routed_experts absent): decode steps of the same size refill attention
+  // only, and the refill equals a fresh decomposition.
+  const ModelConfig m = parse_hf_config(R"({"architectures": ["DeepseekV2ForCausalLM"], "num_hidden_layers": 2,
+    "hidden_size": 256, "num_attention_heads": 4, "intermediate_size": 512, "vocab_size": 1000, "kv_lora_rank": 64,
+    "q_lora_rank": null, "qk_rope_head_dim": 16, "qk_nope_head_dim": 32, "v_head_dim": 32})", "lite.json", "lite");
+  EXPECT_EQ(m.q_lora_rank, 0);
+  EXPECT_TRUE(m.dense_layers.empty());
+  StepDecomposer dec(m, DType::BF16, DType::BF16, {2, 1});
+  StepBatch b;
+  b.decode_contexts = {10, 20};
+  dec.decompose(b);
+  b.decode_contexts = {30, 50};
+  const StepKernels& k = dec.decompose(b);
+  EXPECT_NE(k.base, 0u);
+  const Kernel fresh = find(decompose_step(m, b, DType::BF16, DType::BF16, {2, 1}).per_layer, "attention_decode");
+  EXPECT_DOUBLE_EQ(find(k.per_layer, "attention_decode").bytes, fresh.bytes);
+  // 2 heads per rank: latents (64 + 16) x 2 B for 80 keys, Q 2 x 80 and O 2 x 64 per query, 2 new latents.
+  EXPECT_DOUBLE_EQ(fresh.bytes, 80.0 * 80 * 2 + 2.0 * 2 * (80 + 64) * 2 + 2.0 * 80 * 2);
+  // No q LoRA: q_proj [T x 256] . [256 x 2 x 48], kv_a_proj [T x 256] . [256 x 80].
+  EXPECT_EQ(find(k.per_layer, "q_proj").n, 2 * 48);
+  EXPECT_EQ(find(k.per_layer, "kv_a_proj").n, 80);
+  EXPECT_DOUBLE_EQ(m.kv_bytes_per_token(DType::BF16), 2.0 * 80 * 2);
+}
+
 }  // namespace
 }  // namespace ks::kernels
