@@ -34,7 +34,7 @@ config::Schema scenario_schema() {
   return s;
 }
 
-std::vector<std::string> dtype_choices() { return {"fp32", "fp16", "bf16", "fp8", "int8", "int4"}; }
+std::vector<std::string> dtype_choices() { return {"fp32", "fp16", "bf16", "fp8", "int8", "int4", "fp4"}; }
 
 config::Schema model_schema() {
   std::string known;
@@ -43,10 +43,12 @@ config::Schema model_schema() {
   s.string("name", std::string(""), "model preset (" + known + "); or set `config`")
       .string("config", std::string(""),
               "Hugging Face config.json of the model (relative to the scenario file); replaces `name`")
-      .choice("dtype", dtype_choices(), std::string("bf16"), "weight dtype")
+      .choice("dtype", dtype_choices(), std::string("bf16"),
+              "weight dtype (fp4: NVFP4 with W4A4 GEMMs, on GPUs with fp4 tensor cores)")
       .choice("kv_dtype", [] {
         auto c = dtype_choices();
         c.insert(c.begin(), "auto");
+        c.pop_back();  // no fp4 KV cache
         return c;
       }(), std::string("auto"), "KV-cache dtype; auto = activation dtype (16-bit)");
   return s;
@@ -524,6 +526,12 @@ Simulation::Simulation(config::Document& scenario) {
       throw config::ConfigError(model_p.mark(key), "model." + key, e.what());
     }
     gpu_name_ = gpus_.back()->spec().name;
+    if (const kernels::DType gemm = kernels::gemm_compute_dtype(weight_dtype); !gpus_.back()->spec().supports(gemm))
+      throw config::ConfigError(model_p.mark("dtype"), "model.dtype",
+                                "GPU '" + gpu_name_ + "' has no " + std::string(kernels::dtype_name(gemm)) +
+                                    " tensor cores (no peak_" + std::string(kernels::dtype_name(gemm)) +
+                                    " in its spec): choose another dtype or GPU, or give hardware.gpu.peak_" +
+                                    std::string(kernels::dtype_name(gemm)));
 
     auto kv = std::make_unique<serving::KvBlockManager>(memory_.kv_blocks, mem.block_size,
                                                        cache_p.flag("enable_prefix_caching"));

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/gpu_spec.hpp"
 #include "kernels/hf_config.hpp"
 #include "kernels/moe.hpp"
 #include "kernels/spec_error.hpp"
@@ -317,6 +318,27 @@ TEST(Mla, DecodeStepsReuseTheirKernelsWithTheLatentAttention) {
   EXPECT_EQ(find(k.per_layer, "q_proj").n, 2 * 48);
   EXPECT_EQ(find(k.per_layer, "kv_a_proj").n, 80);
   EXPECT_DOUBLE_EQ(m.kv_bytes_per_token(DType::BF16), 2.0 * 80 * 2);
+}
+
+TEST(Fp4, NvFp4WeightsOnGpusWithFp4TensorCores) {
+  EXPECT_EQ(parse_dtype("fp4"), DType::FP4);
+  EXPECT_EQ(parse_dtype("NVFP4"), DType::FP4);
+  EXPECT_EQ(dtype_name(DType::FP4), "fp4");
+  EXPECT_DOUBLE_EQ(dtype_bytes(DType::FP4), 0.5625);  // 4 bits + an 8-bit scale per 16 values
+  // B200 (Blackwell): 4 x 2250 dense bf16 TFLOPS = 9 PFLOPS; MI355X (CDNA4): 4 x 2516.6. Hopper: none.
+  EXPECT_DOUBLE_EQ(find_builtin_gpu("b200")->peak(DType::FP4), 9000e12);
+  EXPECT_DOUBLE_EQ(find_builtin_gpu("mi355x")->peak(DType::FP4), 4 * 2516.6e12);
+  EXPECT_FALSE(find_builtin_gpu("h200")->supports(DType::FP4));
+  EXPECT_FALSE(find_builtin_gpu("a100_sxm_80gb")->supports(DType::FP4));
+  EXPECT_THROW(find_builtin_gpu("h200")->peak(DType::FP4), std::invalid_argument);
+  // W4A4 GEMMs: fp4 compute, 16-bit activations, 0.5625 B per weight. Llama-3-8B qkv_proj of 4
+  // tokens: [4 x 4096] . [4096 x 6144].
+  StepBatch b;
+  b.decode_contexts = {10, 10, 10, 10};
+  const Kernel q = find(decompose_step(model("llama-3-8b"), b, DType::FP4, DType::BF16).per_layer, "qkv_proj");
+  EXPECT_EQ(q.dtype, DType::FP4);
+  EXPECT_DOUBLE_EQ(q.bytes, (4.0 * 4096 + 4.0 * 6144) * 2 + 4096.0 * 6144 * 0.5625);
+  EXPECT_DOUBLE_EQ(model("deepseek-v3").weight_bytes(DType::FP4), 671026404352.0 * 0.5625);
 }
 
 }  // namespace
