@@ -168,8 +168,9 @@ int cmd_step(const std::vector<std::string>& args) {
       for (const kernels::Kernel& k : ks) {
         Row r{section, &k, count, {}, 0};
         if (kernels::is_collective(k.op)) {
-          const auto kind = k.op == kernels::OpKind::AllGather ? interconnect::CollectiveKind::AllGather
-                                                               : interconnect::CollectiveKind::AllReduce;
+          const auto kind = k.op == kernels::OpKind::AllToAll    ? interconnect::CollectiveKind::AllToAll
+                            : k.op == kernels::OpKind::AllGather ? interconnect::CollectiveKind::AllGather
+                                                                 : interconnect::CollectiveKind::AllReduce;
           const double t = interconnect::idle_collective_time(
               *topo, kind, interconnect::resolve_algorithm(kind, interconnect::CollectiveAlgorithm::Auto, tp, k.bytes),
               group, k.bytes);

@@ -35,7 +35,7 @@ config::Schema scenario_schema() {
   return s;
 }
 
-std::vector<std::string> dtype_choices() { return {"fp32", "fp16", "bf16", "fp8", "int8", "int4"}; }
+std::vector<std::string> dtype_choices() { return {"fp32", "fp16", "bf16", "fp8", "int8", "int4", "fp4"}; }
 
 config::Schema model_schema() {
   std::string known;
@@ -44,10 +44,12 @@ config::Schema model_schema() {
   s.string("name", std::string(""), "model preset (" + known + "); or set `config`")
       .string("config", std::string(""),
               "Hugging Face config.json of the model (relative to the scenario file); replaces `name`")
-      .choice("dtype", dtype_choices(), std::string("bf16"), "weight dtype")
+      .choice("dtype", dtype_choices(), std::string("bf16"),
+              "weight dtype (fp4: NVFP4 with W4A4 GEMMs, on GPUs with fp4 tensor cores)")
       .choice("kv_dtype", [] {
         auto c = dtype_choices();
         c.insert(c.begin(), "auto");
+        c.pop_back();  // no fp4 KV cache
         return c;
       }(), std::string("auto"), "KV-cache dtype; auto = activation dtype (16-bit)");
   return s;
@@ -91,7 +93,20 @@ config::Schema parallel_schema() {
       .integer("pp", 1,
                "pipeline-parallel stages per replica: contiguous blocks of layers, each on its own tp GPUs; "
                "activations travel stage to stage over hardware.topology",
+               1, 512)
+      .integer("ep", 1,
+               "expert-parallel ranks (MoE models): 1, or tp to place the routed experts round-robin over the TP "
+               "GPUs, tokens reaching them by all-to-all dispatch and combine",
                1, 512);
+  return s;
+}
+
+config::Schema moe_schema() {
+  config::Schema s("Mixture-of-experts routing.");
+  s.number("imbalance", 1.0,
+           "routing imbalance under parallel.ep: rows on the busiest rank / mean rows per rank (1 = uniform); "
+           "the busiest rank sets the step time",
+           1.0, 512.0);
   return s;
 }
 
@@ -109,8 +124,9 @@ namespace {
 
 // A tp the model cannot be split by, or more stages than layers, is a scenario error, reported
 // before elaboration.
-void check_parallel(const kernels::ModelConfig& model, kernels::DType wdt, kernels::DType kvdt, int tp, int pp,
-                    const config::Params& p) {
+void check_parallel(const kernels::ModelConfig& model, kernels::DType wdt, kernels::DType kvdt,
+                    const kernels::ParallelConfig& par, const config::Params& p, const config::Params& moe) {
+  const int tp = par.tp, pp = par.pp;
   if (pp > model.num_layers)
     throw config::ConfigError(p.mark("pp"), "parallel.pp",
                               "model '" + model.name + "' has " + std::to_string(model.num_layers) +
@@ -118,9 +134,12 @@ void check_parallel(const kernels::ModelConfig& model, kernels::DType wdt, kerne
   kernels::StepBatch probe;
   probe.decode_contexts.push_back(1);
   try {
-    kernels::decompose_step(model, probe, wdt, kvdt, {tp, 1});
+    kernels::decompose_step(model, probe, wdt, kvdt, {tp, 1, par.ep, par.moe_imbalance});
   } catch (const std::invalid_argument& e) {
-    throw config::ConfigError(p.mark("tp"), "parallel.tp", e.what());
+    if (std::string(e.what()).find("imbalance") != std::string::npos)
+      throw config::ConfigError(moe.mark("imbalance"), "moe.imbalance", e.what());
+    const bool ep = par.ep != 1;
+    throw config::ConfigError(p.mark(ep ? "ep" : "tp"), ep ? "parallel.ep" : "parallel.tp", e.what());
   }
 }
 
@@ -352,6 +371,7 @@ std::vector<std::pair<std::string, config::Schema>> fixed_scenario_sections() {
   return {{"", scenario_schema()},
           {"model", model_schema()},
           {"parallel", parallel_schema()},
+          {"moe", moe_schema()},
           {"cache", cache_schema()},
           {"output", output_schema()},
           {"engine.speculative", speculative_schema()}};
@@ -402,7 +422,9 @@ Simulation::Simulation(config::Document& scenario) {
   const config::Params par_p = root.section("parallel", false).resolve(parallel_schema());
   tp_ = static_cast<int>(par_p.integer("tp"));
   pp_ = static_cast<int>(par_p.integer("pp"));
-  check_parallel(*model, weight_dtype, kv_dtype, tp_, pp_, par_p);
+  const config::Params moe_p = root.section("moe", false).resolve(moe_schema());
+  const kernels::ParallelConfig parallel{tp_, pp_, static_cast<int>(par_p.integer("ep")), moe_p.number("imbalance")};
+  check_parallel(*model, weight_dtype, kv_dtype, parallel, par_p, moe_p);
   config::Section topo_sec = hw_sec.section("topology", false);
   const std::string topo_kind = topo_sec.kind(default_topology(gpu_p.has("spec") ? gpu_p.string("spec") : ""));
   const auto& topo_entry = interconnect::topology_registry().get(topo_kind, topo_sec.mark("kind"), "hardware.topology.kind");
@@ -546,6 +568,12 @@ Simulation::Simulation(config::Document& scenario) {
       throw config::ConfigError(model_p.mark(key), "model." + key, e.what());
     }
     gpu_name_ = gpus_.back()->spec().name;
+    if (const kernels::DType gemm = kernels::gemm_compute_dtype(weight_dtype); !gpus_.back()->spec().supports(gemm))
+      throw config::ConfigError(model_p.mark("dtype"), "model.dtype",
+                                "GPU '" + gpu_name_ + "' has no " + std::string(kernels::dtype_name(gemm)) +
+                                    " tensor cores (no peak_" + std::string(kernels::dtype_name(gemm)) +
+                                    " in its spec): choose another dtype or GPU, or give hardware.gpu.peak_" +
+                                    std::string(kernels::dtype_name(gemm)));
 
     auto kv = std::make_unique<serving::KvBlockManager>(memory_.kv_blocks, mem.block_size,
                                                        cache_p.flag("enable_prefix_caching"));
@@ -553,7 +581,7 @@ Simulation::Simulation(config::Document& scenario) {
         host_kv_tier(*kv, cache_p, gpus_.back()->spec(), memory_.kv_bytes_per_token * static_cast<double>(mem.block_size));
     serving::SchedulerArgs sched_args{engine_p, kv.get()};
     auto scheduler = sched_entry.make(sched_args);
-    serving::ReplicaSpec spec{rname, *model, weight_dtype, kv_dtype, {tp_, pp_}};
+    serving::ReplicaSpec spec{rname, *model, weight_dtype, kv_dtype, parallel};
     replicas_.push_back(std::make_unique<serving::Replica>(*env_, spec, std::move(stage_hosts), std::move(links),
                                                            std::move(kv), std::move(scheduler), metrics_));
     if (spec_decode_) replicas_.back()->set_speculative(*spec_decode_, seed_);

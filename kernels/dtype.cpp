@@ -18,6 +18,8 @@ double dtype_bytes(DType dtype) {
       return 1.0;
     case DType::INT4:
       return 0.5;
+    case DType::FP4:
+      return 0.5 + 1.0 / 16.0;
   }
   return 0.0;  // unreachable with a valid enumerator
 }
@@ -31,7 +33,8 @@ std::optional<DType> parse_dtype(std::string_view text) {
       {"fp32", DType::FP32},     {"float32", DType::FP32}, {"fp16", DType::FP16},
       {"float16", DType::FP16},  {"half", DType::FP16},    {"bf16", DType::BF16},
       {"bfloat16", DType::BF16}, {"fp8", DType::FP8},      {"float8", DType::FP8},
-      {"int8", DType::INT8},     {"int4", DType::INT4},
+      {"int8", DType::INT8},     {"int4", DType::INT4},    {"fp4", DType::FP4},
+      {"nvfp4", DType::FP4},
   };
   for (const Alias& alias : kAliases) {
     if (ascii_iequals(text, alias.name)) return alias.dtype;
@@ -53,6 +56,8 @@ std::string_view dtype_name(DType dtype) {
       return "int8";
     case DType::INT4:
       return "int4";
+    case DType::FP4:
+      return "fp4";
   }
   return "unknown";
 }

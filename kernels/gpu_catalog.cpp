@@ -76,14 +76,15 @@ struct Problem {
 // Peaks a spec file may leave out, derived from the ones it gives (docs/hardware.md, "GPU spec
 // files"): fp16 and bf16 run at one rate on every tensor core since Ampere (and on CDNA3/4);
 // 8-bit tensor paths at twice the 16-bit rate (fp8 from Ada/Hopper on, int8 from Ampere on);
-// int4 at four times on Ampere; fp32 (CUDA cores) = 2 FLOP x 128 lanes x SMs x clock.
+// int4 at four times on Ampere; fp4 at four times on Blackwell (B200: 9 dense PFLOPS) and CDNA4
+// (MI355X: 10 dense PFLOPS); fp32 (CUDA cores) = 2 FLOP x 128 lanes x SMs x clock.
 struct Derivation {
   const char* generation;
-  bool fp8, int8, int4;
+  bool fp8, int8, int4, fp4;
 };
 constexpr Derivation kGenerations[] = {
-    {"ampere", false, true, true},    {"ada", true, true, false},   {"hopper", true, true, false},
-    {"blackwell", true, true, false}, {"cdna3", true, true, false}, {"cdna4", true, true, false},
+    {"ampere", false, true, true, false},   {"ada", true, true, false, false},   {"hopper", true, true, false, false},
+    {"blackwell", true, true, false, true}, {"cdna3", true, true, false, false}, {"cdna4", true, true, false, true},
 };
 
 void derive_peaks(GpuSpec& gpu) {
@@ -103,6 +104,7 @@ void derive_peaks(GpuSpec& gpu) {
     if (d.fp8) derive(DType::FP8, 2.0 * bf16, "2 x peak_bf16 (" + gpu.generation + " fp8 tensor cores)");
     if (d.int8) derive(DType::INT8, 2.0 * bf16, "2 x peak_bf16 (" + gpu.generation + " int8 tensor cores)");
     if (d.int4) derive(DType::INT4, 4.0 * bf16, "4 x peak_bf16 (" + gpu.generation + " int4 tensor cores)");
+    if (d.fp4) derive(DType::FP4, 4.0 * bf16, "4 x peak_bf16 (" + gpu.generation + " fp4 tensor cores)");
   }
 }
 

@@ -7,7 +7,7 @@ namespace ks::kernels {
 namespace {
 
 constexpr DType kDtypes[] = {DType::FP32, DType::FP16, DType::BF16,
-                             DType::FP8,  DType::INT8, DType::INT4};
+                             DType::FP8,  DType::INT8, DType::INT4, DType::FP4};
 
 }  // namespace
 

@@ -1,9 +1,11 @@
 #include "kernels/hf_config.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <vector>
 
 #include "kernels/spec_error.hpp"
 
@@ -12,7 +14,7 @@ namespace {
 
 using nlohmann::json;
 
-enum class Family { Llama, Mistral, Mixtral, Qwen2, Phi, InternLM, InternLM2, QWen };
+enum class Family { Llama, Mistral, Mixtral, Qwen2, Qwen3, Qwen3Moe, DeepSeek, Phi, InternLM, InternLM2, QWen };
 
 struct Arch {
   const char* name;        // "architectures"[0]
@@ -25,6 +27,10 @@ constexpr Arch kArchs[] = {
     {"MistralForCausalLM", "mistral", Family::Mistral},
     {"MixtralForCausalLM", "mixtral", Family::Mixtral},
     {"Qwen2ForCausalLM", "qwen2", Family::Qwen2},
+    {"Qwen3ForCausalLM", "qwen3", Family::Qwen3},
+    {"Qwen3MoeForCausalLM", "qwen3_moe", Family::Qwen3Moe},
+    {"DeepseekV2ForCausalLM", "deepseek_v2", Family::DeepSeek},
+    {"DeepseekV3ForCausalLM", "deepseek_v3", Family::DeepSeek},
     {"PhiForCausalLM", "phi", Family::Phi},
     {"InternLMForCausalLM", "internlm", Family::InternLM},
     {"InternLM2ForCausalLM", "internlm2", Family::InternLM2},
@@ -57,6 +63,19 @@ class Reader {
       fail(key, "expected a non-negative integer, got " + v.dump());
     }
     return v.get<int>();
+  }
+  // A list of non-negative integers below `bound` (empty when absent).
+  std::vector<int> index_list_or_empty(const char* key, int bound) const {
+    std::vector<int> out;
+    if (!has(key)) return out;
+    const json& v = j_.at(key);
+    if (!v.is_array()) fail(key, "expected a list of layer indices, got " + v.dump());
+    for (const json& e : v) {
+      if (!e.is_number_integer() || e.get<long long>() < 0 || e.get<long long>() >= bound)
+        fail(key, "expected layer indices in [0, " + std::to_string(bound) + "), got " + e.dump());
+      out.push_back(e.get<int>());
+    }
+    return out;
   }
   double number_or(const char* key, double fallback) const {
     if (!has(key)) return fallback;
@@ -114,6 +133,58 @@ const Arch& find_arch(const Reader& r) {
   r.fail("architectures", "missing, and model_type '" + type + "' is not a supported family");
 }
 
+// Routed experts and top-k, shared by the MoE families: `experts_key` routed experts (absent or
+// null: a dense model), num_experts_per_tok of them per token, moe_intermediate_size wide.
+bool read_routed_experts(const Reader& r, const char* experts_key, ModelConfig& m) {
+  if (!r.has(experts_key)) return false;
+  m.num_experts = r.positive_int(experts_key);
+  m.experts_per_token = r.positive_int("num_experts_per_tok");
+  if (m.experts_per_token > m.num_experts) {
+    r.fail("num_experts_per_tok", "must not exceed " + std::string(experts_key) + " (" +
+                                      std::to_string(m.num_experts) + "), got " + std::to_string(m.experts_per_token));
+  }
+  m.moe_intermediate_size = r.positive_int("moe_intermediate_size");
+  return true;
+}
+
+// Qwen3-MoE: layer i has experts unless listed in mlp_only_layers or (i + 1) % decoder_sparse_step
+// != 0 (transformers' Qwen3MoeDecoderLayer); those keep a dense MLP of intermediate_size.
+void read_qwen3_moe(const Reader& r, ModelConfig& m) {
+  if (!read_routed_experts(r, "num_experts", m)) r.fail("num_experts", "missing (expected a positive integer)");
+  const int step = r.positive_int_or("decoder_sparse_step", 1);
+  const std::vector<int> mlp_only = r.index_list_or_empty("mlp_only_layers", m.num_layers);
+  for (int i = 0; i < m.num_layers; ++i) {
+    const bool listed = std::find(mlp_only.begin(), mlp_only.end(), i) != mlp_only.end();
+    if (listed || (i + 1) % step != 0) m.dense_layers.push_back(i);
+  }
+  if (static_cast<int>(m.dense_layers.size()) == m.num_layers)
+    r.fail(r.has("mlp_only_layers") ? "mlp_only_layers" : "decoder_sparse_step", "leaves no MoE layer");
+}
+
+// DeepSeek-V2/V3: multi-head latent attention, and (when n_routed_experts is set) routed plus
+// shared experts on layer i >= first_k_dense_replace with i % moe_layer_freq == 0
+// (DeepseekV3DecoderLayer); the first layers keep a dense MLP of intermediate_size.
+void read_deepseek(const Reader& r, ModelConfig& m) {
+  if (r.flag_or("attention_bias", false)) r.fail("attention_bias", "true is not supported with MLA");
+  m.kv_lora_rank = r.positive_int("kv_lora_rank");
+  m.q_lora_rank = r.has("q_lora_rank") ? r.positive_int("q_lora_rank") : 0;  // null: direct q_proj (V2-Lite)
+  m.qk_rope_head_dim = r.positive_int("qk_rope_head_dim");
+  m.qk_nope_head_dim = r.positive_int("qk_nope_head_dim");
+  m.v_head_dim = r.positive_int("v_head_dim");
+  // Every head has its own keys after the up-projection: no GQA; head_dim is the q/k head.
+  m.num_kv_heads = m.num_heads;
+  m.head_dim = m.mla_qk_head_dim();
+  if (!read_routed_experts(r, "n_routed_experts", m)) return;
+  m.shared_experts = r.non_negative_int_or("n_shared_experts", 0);
+  const int first_dense = r.non_negative_int_or("first_k_dense_replace", 0);
+  const int freq = r.positive_int_or("moe_layer_freq", 1);
+  for (int i = 0; i < m.num_layers; ++i) {
+    if (i < first_dense || i % freq != 0) m.dense_layers.push_back(i);
+  }
+  if (static_cast<int>(m.dense_layers.size()) == m.num_layers)
+    r.fail("first_k_dense_replace", "leaves no MoE layer (num_hidden_layers = " + std::to_string(m.num_layers) + ")");
+}
+
 // Llama and its descendants: SwiGLU MLP, RMSNorm, rope over the whole head.
 void read_llama_like(const Reader& r, Family family, ModelConfig& m) {
   m.intermediate_size = r.positive_int("intermediate_size");
@@ -147,6 +218,18 @@ void read_llama_like(const Reader& r, Family family, ModelConfig& m) {
       if (r.flag_or("use_sliding_window", false)) {
         m.sliding_window = r.non_negative_int_or("sliding_window", 0);
       }
+      break;
+    case Family::Qwen3:
+    case Family::Qwen3Moe:
+      m.qkv_bias = r.flag_or("attention_bias", false);
+      m.qk_norm = true;  // q_norm / k_norm over each head
+      if (r.flag_or("use_sliding_window", false)) {
+        m.sliding_window = r.non_negative_int_or("sliding_window", 0);
+      }
+      if (family == Family::Qwen3Moe) read_qwen3_moe(r, m);
+      break;
+    case Family::DeepSeek:
+      read_deepseek(r, m);
       break;
     case Family::InternLM:
     case Family::InternLM2:
@@ -239,7 +322,7 @@ ModelConfig parse_hf_config(std::string_view json_text, const std::string& origi
     m.head_dim = r.positive_int("head_dim");
   } else if (m.hidden_size % m.num_heads == 0) {
     m.head_dim = m.hidden_size / m.num_heads;
-  } else if (arch.family != Family::QWen) {
+  } else if (arch.family != Family::QWen && arch.family != Family::DeepSeek) {
     r.fail("num_attention_heads", "does not divide hidden_size (" + std::to_string(m.hidden_size) +
                                       ") and no head_dim is given");
   }

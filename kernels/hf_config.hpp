@@ -1,7 +1,8 @@
 #pragma once
 // Hugging Face config.json -> ModelConfig, for the decoder families we model:
 // LlamaForCausalLM, MistralForCausalLM, MixtralForCausalLM, Qwen2ForCausalLM, PhiForCausalLM,
-// InternLMForCausalLM, InternLM2ForCausalLM and the original Qwen (QWenLMHeadModel).
+// InternLMForCausalLM, InternLM2ForCausalLM, the original Qwen (QWenLMHeadModel), Qwen3ForCausalLM,
+// Qwen3MoeForCausalLM and DeepseekV2/V3ForCausalLM (MLA, routed + shared experts).
 #include <string>
 #include <string_view>
 #include <vector>

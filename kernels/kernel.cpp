@@ -36,6 +36,8 @@ std::string_view op_name(OpKind op) {
       return "all_reduce";
     case OpKind::AllGather:
       return "all_gather";
+    case OpKind::AllToAll:
+      return "all_to_all";
   }
   return "unknown";
 }

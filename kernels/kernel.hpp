@@ -28,6 +28,9 @@ enum class OpKind {
   Sampling,
   AllReduce,  // collectives: priced by the interconnect model, not the roofline
   AllGather,
+  // Expert parallelism's dispatch and combine: each rank sends the routed rows of its tokens to
+  // the ranks holding their experts (bytes = the rank's send buffer, (ep-1)/ep of it remote).
+  AllToAll,
 };
 
 // Which part of the batch a kernel serves; shared kernels of a mixed batch are Mixed.
@@ -61,6 +64,8 @@ struct Kernel {
 std::string_view op_name(OpKind op);
 std::string_view phase_name(Phase phase);
 
-inline bool is_collective(OpKind op) { return op == OpKind::AllReduce || op == OpKind::AllGather; }
+inline bool is_collective(OpKind op) {
+  return op == OpKind::AllReduce || op == OpKind::AllGather || op == OpKind::AllToAll;
+}
 
 }  // namespace ks::kernels

@@ -88,4 +88,26 @@ Kernel make_attention_verify(const char* name, std::int64_t sequences, std::int6
                 std::max<std::int64_t>(sequences, 1), q_heads};
 }
 
+Kernel make_mla_attention_prefill(const char* name, std::int64_t sequences, std::int64_t queries,
+                                  std::int64_t kv_read, std::int64_t pairs, std::int64_t q_heads, std::int64_t qk_dim,
+                                  std::int64_t v_dim, std::int64_t latent_dim, DType act, DType kv) {
+  const double act_b = dtype_bytes(act), kv_b = dtype_bytes(kv);
+  const double qh = d(q_heads), q = d(queries), qk = d(qk_dim), v = d(v_dim);
+  const double flops = 2.0 * qh * (qk + v) * d(pairs);
+  const double bytes = q * qh * (qk + v) * act_b + d(kv_read) * qh * (qk + v) * act_b + q * d(latent_dim) * kv_b;
+  return Kernel{OpKind::AttentionPrefill, name, act, queries, kv_read, qk_dim, flops, bytes, Phase::Prefill, 1,
+                std::max<std::int64_t>(sequences, 1), q_heads};
+}
+
+Kernel make_mla_attention_decode(const char* name, std::int64_t sequences, std::int64_t queries, std::int64_t keys,
+                                 std::int64_t pairs, std::int64_t q_heads, std::int64_t latent_dim,
+                                 std::int64_t kv_lora_rank, DType act, DType kv) {
+  const double act_b = dtype_bytes(act), kv_b = dtype_bytes(kv);
+  const double qh = d(q_heads), q = d(queries), lat = d(latent_dim), r = d(kv_lora_rank);
+  const double flops = 2.0 * qh * (lat + r) * d(pairs);
+  const double bytes = d(keys) * lat * kv_b + q * qh * (lat + r) * act_b + q * lat * kv_b;
+  return Kernel{OpKind::AttentionDecode, name, act, queries, keys, latent_dim, flops, bytes, Phase::Decode, 1,
+                std::max<std::int64_t>(sequences, 1), q_heads};
+}
+
 }  // namespace ks::kernels

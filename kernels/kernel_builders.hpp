@@ -40,4 +40,22 @@ Kernel make_attention_verify(const char* name, std::int64_t sequences, std::int6
                              std::int64_t pairs, std::int64_t q_heads, std::int64_t kv_heads, std::int64_t head_dim,
                              DType act, DType kv);
 
+// Multi-head latent attention (DeepSeek-V2/V3), prefill as vLLM's naive path: the cached latents
+// of every key were up-projected (kv_b_proj) to per-head K (qk_dim = nope + rope) and V (v_dim)
+// in the activation dtype; FlashAttention over them (no GQA: q_heads K/V heads). FLOPs
+// 2 * heads * (qk_dim + v_dim) per pair; bytes: Q and O, the up-projected K and V of `kv_read`
+// keys, and the new tokens' latents (latent_dim each, kv dtype) written to the cache.
+Kernel make_mla_attention_prefill(const char* name, std::int64_t sequences, std::int64_t queries,
+                                  std::int64_t kv_read, std::int64_t pairs, std::int64_t q_heads, std::int64_t qk_dim,
+                                  std::int64_t v_dim, std::int64_t latent_dim, DType act, DType kv);
+// MLA decode as the absorbed path (FlashMLA / vLLM's MLA decode): queries already multiplied into
+// the latent space (latent_dim = kv_lora_rank + rope per head), one latent KV row per key shared by
+// every head (MQA-like), output in the latent space (kv_lora_rank per head). `queries` query tokens
+// over `sequences` sequences, `keys` latent rows read (each sequence's once), `pairs` scored.
+// FLOPs 2 * heads * (latent_dim + kv_lora_rank) per pair; bytes: the keys' latents, Q, O, and
+// the new tokens' latents written.
+Kernel make_mla_attention_decode(const char* name, std::int64_t sequences, std::int64_t queries, std::int64_t keys,
+                                 std::int64_t pairs, std::int64_t q_heads, std::int64_t latent_dim,
+                                 std::int64_t kv_lora_rank, DType act, DType kv);
+
 }  // namespace ks::kernels

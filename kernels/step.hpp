@@ -35,6 +35,12 @@ struct StepBatch {
 struct ParallelConfig {
   int tp = 1;  // tensor parallel: Megatron-style column/row split of every layer
   int pp = 1;  // pipeline parallel: contiguous blocks of layers per stage
+  // Expert parallel (MoE models): the routed experts are placed round-robin over ep ranks (the
+  // TP group: ep is 1 or tp) instead of split by TP; tokens reach them by all-to-all.
+  int ep = 1;
+  // Routing imbalance under EP: rows on the busiest rank / mean rows per rank (1 = uniform;
+  // at most ep). The busiest rank sets the step time, so its load is what is priced.
+  double moe_imbalance = 1.0;
 };
 
 }  // namespace ks::kernels

@@ -62,6 +62,18 @@ void check_parallel(const ModelConfig& model, const ParallelConfig& parallel) {
     fail("num_kv_heads and tp must divide one another (KV heads are split or replicated)");
   }
   if (parallel.pp > model.num_layers) fail("more pipeline stages than layers");
+  if (parallel.ep < 1) fail("ep must be >= 1");
+  if (parallel.ep > 1 && model.num_experts == 0) fail("ep > 1 needs a mixture-of-experts model");
+  if (parallel.ep > 1 && parallel.ep != parallel.tp)
+    fail("ep=" + std::to_string(parallel.ep) +
+         " must equal tp (experts are spread over the TP group; attention data parallelism is not modelled)");
+  if (!(parallel.moe_imbalance >= 1.0 && parallel.moe_imbalance <= parallel.ep))
+    fail("moe imbalance (busiest rank's load / mean) must be in [1, ep=" + std::to_string(parallel.ep) + "], got " +
+         std::to_string(parallel.moe_imbalance));
+  if (model.num_experts > 0 && parallel.ep == 1 && model.expert_intermediate_size() % parallel.tp != 0)
+    fail("moe_intermediate_size is not divisible by tp (experts are split by TP; or set ep = tp)");
+  if (model.shared_experts > 0 && (model.shared_experts * model.expert_intermediate_size()) % parallel.tp != 0)
+    fail("the shared experts' width is not divisible by tp");
 }
 
 // Collects the kernels of one list with the step-wide constants at hand.
@@ -117,13 +129,32 @@ struct Emitter {
 // (tokens x top_k) -> SiLU-and-mul -> grouped down GEMM -> weighted sum of each token's k rows.
 // Expert weights are read only for the experts the step touches (expected count under uniform
 // routing); on average each of them sees tokens * top_k / touched rows.
-void emit_moe(Emitter& e, const ModelConfig& model, i64 tokens, i64 inter) {
+//
+// Expert parallelism (ep > 1, ep = tp): every rank holds ceil(E / ep) whole experts (round-robin)
+// and routes its share of the tokens (ceil(tokens / ep), the slice a reduce-scatter would leave
+// it): top-k over that slice, all-to-all dispatch of its routed rows to the experts' ranks,
+// grouped GEMMs over the rows the busiest rank receives (imbalance x tokens x top_k / ep), all-to-all
+// combine back, the weighted sum; the caller then all-gathers the slices (instead of the
+// all-reduce). Shared experts (DeepSeek) are a dense gated MLP over every token: split by TP
+// without EP, whole over the rank's slice with it.
+void emit_moe(Emitter& e, const ModelConfig& model, const ParallelConfig& parallel, i64 all_tokens) {
   const i64 hidden = model.hidden_size;
   const i64 experts = model.num_experts;
+  const int ep = parallel.ep;
+  const i64 tokens = ep > 1 ? (all_tokens + ep - 1) / ep : all_tokens;  // routed by this rank
   const i64 rows = tokens * model.experts_per_token;
   const double t = static_cast<double>(tokens), r = static_cast<double>(rows);
   const double h = static_cast<double>(hidden), ex = static_cast<double>(experts);
-  const double touched = expected_experts_touched(model.num_experts, model.experts_per_token, tokens);
+  const i64 inter = ep > 1 ? model.expert_intermediate_size() : model.expert_intermediate_size() / parallel.tp;
+  // Rows through this rank's experts, and how many of its experts the step touches.
+  i64 expert_rows = rows;
+  double touched = expected_experts_touched(model.num_experts, model.experts_per_token, all_tokens);
+  if (ep > 1) {
+    expert_rows = static_cast<i64>(std::ceil(parallel.moe_imbalance * static_cast<double>(all_tokens) *
+                                             model.experts_per_token / ep - 1e-9));
+    const double local = static_cast<double>((experts + ep - 1) / ep);
+    touched = std::min(touched * local / ex, static_cast<double>(std::max<i64>(expert_rows, 1)));
+  }
 
   // The gate is tiny and stays in 16-bit under weight quantisation (vLLM does not quantise it);
   // it is replicated on every TP rank.
@@ -133,14 +164,24 @@ void emit_moe(Emitter& e, const ModelConfig& model, i64 tokens, i64 inter) {
   // by expert (int32 ids read and written).
   e.push(OpKind::MoeTopK, "moe_topk", e.act, tokens, experts, model.experts_per_token, 5.0 * t * ex,
          t * ex * e.act_b + r * 8.0 + r * 8.0, e.phase);
-  e.moe_gemm("experts_gate_up", rows, 2 * inter, hidden, touched, model.mlp_bias);
-  const double act_elems = r * static_cast<double>(inter);
-  e.push(OpKind::SiluMul, "silu_mul", e.act, rows, inter, 0, 5.0 * act_elems,
+  // The busiest rank's buffer (what it receives sets the exchange's time): bf16 rows of hidden.
+  const double a2a_bytes = static_cast<double>(expert_rows) * h * e.act_b;
+  if (ep > 1) e.push(OpKind::AllToAll, "moe_dispatch", e.act, expert_rows, hidden, 0, 0.0, a2a_bytes, e.phase);
+  e.moe_gemm("experts_gate_up", expert_rows, 2 * inter, hidden, touched, model.mlp_bias);
+  const double act_elems = static_cast<double>(expert_rows) * static_cast<double>(inter);
+  e.push(OpKind::SiluMul, "silu_mul", e.act, expert_rows, inter, 0, 5.0 * act_elems,
          3.0 * act_elems * e.act_b, e.phase);
-  e.moe_gemm("experts_down", rows, hidden, inter, touched, model.mlp_bias);
+  e.moe_gemm("experts_down", expert_rows, hidden, inter, touched, model.mlp_bias);
+  if (ep > 1) e.push(OpKind::AllToAll, "moe_combine", e.act, expert_rows, hidden, 0, 0.0, a2a_bytes, e.phase);
   // k expert outputs per token (already scaled by their routing weights) summed into one row.
   e.push(OpKind::MoeSum, "moe_sum", e.act, tokens, hidden, model.experts_per_token, r * h,
          (r * h + t * h) * e.act_b, e.phase);
+  if (model.shared_experts > 0) {
+    const i64 shared = static_cast<i64>(model.shared_experts) * model.expert_intermediate_size() / (ep > 1 ? 1 : parallel.tp);
+    e.gemm("shared_gate_up", tokens, 2 * shared, hidden);
+    e.emit(make_silu_mul("shared_silu_mul", tokens, shared, e.act));
+    e.gemm("shared_down", tokens, hidden, shared);
+  }
 }
 
 // Keys a prefill chunk reads and the (query, key) pairs it scores. Query at position p attends to
@@ -230,6 +271,20 @@ BatchSums sum_batch(const ModelConfig& model, const StepBatch& batch,
 // FlashAttention causal prefill and paged decode (kernel_builders.hpp for FLOPs and bytes).
 void emit_attention(Emitter& e, const ModelConfig& model, int tp, const BatchSums& s, DType kv_dtype) {
   const i64 q_heads = model.num_heads / tp;
+  if (model.is_mla()) {
+    // Naive MLA for prefill, absorbed MLA for decode (kernel_builders.hpp); the latent cache is
+    // whole on every TP rank, the heads are split.
+    if (s.prefill_q > 0) {
+      e.emit(make_mla_attention_prefill("attention_prefill", s.prefill_seqs, s.prefill_q, s.prefill_kv, s.prefill_pairs,
+                                        q_heads, model.mla_qk_head_dim(), model.v_head_dim, model.mla_latent_dim(),
+                                        e.act, kv_dtype));
+    }
+    if (s.decodes > 0) {
+      e.emit(make_mla_attention_decode("attention_decode", s.decodes, s.decode_q, s.decode_ctx, s.decode_pairs, q_heads,
+                                       model.mla_latent_dim(), model.kv_lora_rank, e.act, kv_dtype));
+    }
+    return;
+  }
   // vLLM replicates KV heads when there are fewer than ranks: one per rank.
   const i64 kv_heads = model.num_kv_heads >= tp ? model.num_kv_heads / tp : 1;
   if (s.prefill_q > 0) {
@@ -243,6 +298,102 @@ void emit_attention(Emitter& e, const ModelConfig& model, int tp, const BatchSum
     e.emit(make_attention_decode("attention_decode", s.decodes, s.decode_ctx, q_heads, kv_heads, model.head_dim, e.act,
                                  kv_dtype));
   }
+}
+
+// MLA's projections around attention (DeepSeek-V2/V3 as vLLM runs them): the fused down-projection
+// of the query and the KV latent (replicated on every TP rank), their RMSNorms, the query
+// up-projection (split by heads); prefill up-projects every key's latent to K and V (kv_b_proj,
+// over the keys read); decode multiplies each head's nope query into the latent space (W_UK,
+// one [nope x kv_lora_rank] matrix per head) and the latent output back to v_head_dim (W_UV).
+void emit_mla(Emitter& e, const ModelConfig& model, int tp, const BatchSums& s, DType kv_dtype) {
+  const i64 tokens = s.tokens(), hidden = model.hidden_size, q_heads = model.num_heads / tp;
+  const i64 qk = model.mla_qk_head_dim(), latent = model.mla_latent_dim(), lora = model.kv_lora_rank;
+  if (model.q_lora_rank > 0) {
+    e.gemm("qkv_a_proj", tokens, model.q_lora_rank + latent, hidden);
+    e.rms_norm("q_a_layernorm", tokens, model.q_lora_rank);
+    e.rms_norm("kv_a_layernorm", tokens, lora);
+    e.gemm("q_b_proj", tokens, q_heads * qk, model.q_lora_rank);
+  } else {
+    e.gemm("q_proj", tokens, q_heads * qk, hidden);
+    e.gemm("kv_a_proj", tokens, latent, hidden);
+    e.rms_norm("kv_a_layernorm", tokens, lora);
+  }
+  e.emit(make_rope("rotary_emb", tokens, q_heads, 1, model.qk_rope_head_dim, e.act));
+  if (s.prefill_q > 0)
+    e.gemm("kv_b_proj", s.prefill_kv, q_heads * (model.qk_nope_head_dim + model.v_head_dim), lora);
+  if (s.decodes > 0)
+    e.emit(make_gemm("q_absorb", s.decode_q, lora, model.qk_nope_head_dim, e.gemm_dt, e.act_b, e.w_b, q_heads));
+  emit_attention(e, model, tp, s, kv_dtype);
+  if (s.decodes > 0)
+    e.emit(make_gemm("v_up", s.decode_q, model.v_head_dim, lora, e.gemm_dt, e.act_b, e.w_b, q_heads));
+  e.gemm("o_proj", tokens, hidden, q_heads * model.v_head_dim, model.o_bias);
+}
+
+// One transformer layer in execution order; `moe` picks routed experts or the dense MLP.
+void emit_layer(Emitter& e, const ModelConfig& model, const ParallelConfig& parallel, const BatchSums& sums,
+                DType kv_dtype, bool moe) {
+  const int tp = parallel.tp;
+  const i64 tokens = sums.tokens();
+  const i64 hidden = model.hidden_size;
+  const i64 head_dim = model.head_dim;
+  const i64 q_heads = model.num_heads / tp;
+  // vLLM replicates KV heads when there are fewer than ranks: one per rank.
+  const i64 kv_heads = model.num_kv_heads >= tp ? model.num_kv_heads / tp : 1;
+  const i64 inter = model.intermediate_size / tp;
+  const DType act = e.act;
+
+  e.norm(model.norm, "input_layernorm", tokens, hidden);
+  if (model.is_mla()) {
+    emit_mla(e, model, tp, sums, kv_dtype);
+  } else {
+    e.gemm("qkv_proj", tokens, (q_heads + 2 * kv_heads) * head_dim, hidden, model.qkv_bias);
+    if (model.qk_norm) e.rms_norm("qk_norm", tokens, (q_heads + kv_heads) * head_dim);
+    e.emit(make_rope("rotary_emb", tokens, q_heads, kv_heads, model.rotary_dim(), act));
+    emit_attention(e, model, tp, sums, kv_dtype);
+    e.gemm("o_proj", tokens, hidden, q_heads * head_dim, model.o_bias);
+  }
+  if (tp > 1) e.collective(OpKind::AllReduce, "attn_all_reduce", tokens, hidden);
+  // A parallel block (Phi) feeds the MLP from the same normed input as attention.
+  if (!model.parallel_residual) {
+    e.add("attn_residual_add", tokens, hidden);
+    e.norm(model.norm, "post_attention_layernorm", tokens, hidden);
+  }
+  const bool expert_parallel = moe && parallel.ep > 1;
+  if (moe) {
+    emit_moe(e, model, parallel, tokens);
+  } else {
+    if (model.gated_mlp) {
+      e.gemm("gate_up_proj", tokens, 2 * inter, hidden, model.mlp_bias);
+      e.emit(make_silu_mul("silu_mul", tokens, inter, act));
+    } else {
+      e.gemm("up_proj", tokens, inter, hidden, model.mlp_bias);
+      e.emit(make_gelu("gelu", tokens, inter, act));
+    }
+    e.gemm("down_proj", tokens, hidden, inter, model.mlp_bias);
+  }
+  // Under EP each rank holds the MoE output of its token slice: gather the slices.
+  if (expert_parallel) {
+    e.collective(OpKind::AllGather, "moe_all_gather", tokens, hidden);
+  } else if (tp > 1) {
+    e.collective(OpKind::AllReduce, "mlp_all_reduce", tokens, hidden);
+  }
+  if (model.parallel_residual) {
+    // residual + attention + MLP in one fused elementwise pass: three reads, one write.
+    const double elems = static_cast<double>(tokens) * static_cast<double>(hidden);
+    e.push(OpKind::Add, "residual_add", act, tokens, hidden, 0, 2.0 * elems, 4.0 * elems * e.act_b, e.phase);
+  } else {
+    e.add("mlp_residual_add", tokens, hidden);
+  }
+}
+
+// Dense layers of an MoE model within `range` go, in order, to the stage's pre list (after the
+// embedding); per_layer, repeated num_layers times, is then the range's MoE layers.
+void place_dense_layers(const ModelConfig& model, const std::vector<Kernel>& dense_layer, LayerRange range,
+                        StepKernels& stage) {
+  int dense = 0;
+  for (int i = range.begin; i < range.end; ++i) dense += model.is_moe_layer(i) ? 0 : 1;
+  for (int i = 0; i < dense; ++i) stage.pre.insert(stage.pre.end(), dense_layer.begin(), dense_layer.end());
+  stage.num_layers = range.count() - dense;
 }
 
 // Process-wide, so that no two refills of any StepKernels share a version.
@@ -265,8 +416,14 @@ void decompose_step(const ModelConfig& model, const StepBatch& batch, DType weig
   decompose_step(model, batch, nullptr, weight_dtype, kv_dtype, parallel, out);
 }
 
-void decompose_step(const ModelConfig& model, const StepBatch& batch, const std::vector<std::int64_t>* decode_queries,
-                    DType weight_dtype, DType kv_dtype, const ParallelConfig& parallel, StepKernels& out) {
+namespace {
+
+// decompose_step without placing an MoE model's dense layers: their kernels (one layer's) go to
+// `dense_layer` (cleared; left empty when every layer is alike or the batch is empty).
+void build_step(const ModelConfig& model, const StepBatch& batch, const std::vector<std::int64_t>* decode_queries,
+                DType weight_dtype, DType kv_dtype, const ParallelConfig& parallel, StepKernels& out,
+                std::vector<Kernel>* dense_layer) {
+  if (dense_layer != nullptr) dense_layer->clear();
   out.version = next_version();
   out.base = 0;
   model.validate();
@@ -283,18 +440,11 @@ void decompose_step(const ModelConfig& model, const StepBatch& batch, const std:
 
   const int tp = parallel.tp;
   const i64 hidden = model.hidden_size;
-  const i64 head_dim = model.head_dim;
-  const i64 q_heads = model.num_heads / tp;
-  // vLLM replicates KV heads when there are fewer than ranks: one per rank.
-  const i64 kv_heads = model.num_kv_heads >= tp ? model.num_kv_heads / tp : 1;
-  const i64 inter = model.intermediate_size / tp;
   const i64 vocab_shard = (static_cast<i64>(model.vocab_size) + tp - 1) / tp;
 
   const DType act = activation_dtype(weight_dtype);
   const Phase phase = sums.phase();
   const double act_b = dtype_bytes(act);
-  const double t = static_cast<double>(tokens);
-  const double h = static_cast<double>(hidden);
 
   Emitter e{nullptr, act, gemm_compute_dtype(weight_dtype), act_b, dtype_bytes(weight_dtype),
             phase};
@@ -304,39 +454,15 @@ void decompose_step(const ModelConfig& model, const StepBatch& batch, const std:
   e.emit(make_embedding("embedding", tokens, hidden, act));
   if (tp > 1) e.collective(OpKind::AllReduce, "embedding_all_reduce", tokens, hidden);
 
-  // --- one transformer layer ---
+  // --- one transformer layer (an MoE layer of an MoE model); dense layers of an MoE model ---
   e.out = &out.per_layer;
-  e.norm(model.norm, "input_layernorm", tokens, hidden);
-  e.gemm("qkv_proj", tokens, (q_heads + 2 * kv_heads) * head_dim, hidden, model.qkv_bias);
-  e.emit(make_rope("rotary_emb", tokens, q_heads, kv_heads, model.rotary_dim(), act));
-  emit_attention(e, model, tp, sums, kv_dtype);
-  e.gemm("o_proj", tokens, hidden, q_heads * head_dim, model.o_bias);
-  if (tp > 1) e.collective(OpKind::AllReduce, "attn_all_reduce", tokens, hidden);
-  // A parallel block (Phi) feeds the MLP from the same normed input as attention.
-  if (!model.parallel_residual) {
-    e.add("attn_residual_add", tokens, hidden);
-    e.norm(model.norm, "post_attention_layernorm", tokens, hidden);
-  }
-  if (model.num_experts > 0) {
-    emit_moe(e, model, tokens, inter);
-  } else {
-    if (model.gated_mlp) {
-      e.gemm("gate_up_proj", tokens, 2 * inter, hidden, model.mlp_bias);
-      e.emit(make_silu_mul("silu_mul", tokens, inter, act));
-    } else {
-      e.gemm("up_proj", tokens, inter, hidden, model.mlp_bias);
-      e.emit(make_gelu("gelu", tokens, inter, act));
+  emit_layer(e, model, parallel, sums, kv_dtype, model.num_experts > 0);
+  if (dense_layer != nullptr) {
+    dense_layer->clear();
+    if (!model.dense_layers.empty()) {
+      e.out = dense_layer;
+      emit_layer(e, model, parallel, sums, kv_dtype, false);
     }
-    e.gemm("down_proj", tokens, hidden, inter, model.mlp_bias);
-  }
-  if (tp > 1) e.collective(OpKind::AllReduce, "mlp_all_reduce", tokens, hidden);
-  if (model.parallel_residual) {
-    // residual + attention + MLP in one fused elementwise pass: three reads, one write.
-    const double elems = t * h;
-    e.push(OpKind::Add, "residual_add", act, tokens, hidden, 0, 2.0 * elems, 4.0 * elems * act_b,
-           phase);
-  } else {
-    e.add("mlp_residual_add", tokens, hidden);
   }
 
   // --- last stage: final norm over all tokens, LM head and sampling only over sampled rows ---
@@ -353,6 +479,22 @@ void decompose_step(const ModelConfig& model, const StepBatch& batch, const std:
   }
 }
 
+std::vector<Kernel>& dense_scratch() {
+  thread_local std::vector<Kernel> scratch;
+  return scratch;
+}
+
+}  // namespace
+
+void decompose_step(const ModelConfig& model, const StepBatch& batch, const std::vector<std::int64_t>* decode_queries,
+                    DType weight_dtype, DType kv_dtype, const ParallelConfig& parallel, StepKernels& out) {
+  std::vector<Kernel>& dense = dense_scratch();
+  build_step(model, batch, decode_queries, weight_dtype, kv_dtype, parallel, out, &dense);
+  // An MoE model's dense layers: those of the first stage (all of them without pipelining).
+  if (!model.dense_layers.empty() && !out.per_layer.empty())
+    place_dense_layers(model, dense, pp_stage_layers(model.num_layers, 0, parallel.pp), out);
+}
+
 StepDecomposer::StepDecomposer(ModelConfig model, DType weight_dtype, DType kv_dtype, ParallelConfig parallel)
     : model_(std::move(model)), weight_dtype_(weight_dtype), kv_dtype_(kv_dtype), parallel_(parallel) {}
 
@@ -361,7 +503,10 @@ const StepKernels& StepDecomposer::decompose(const StepBatch& batch) { return de
 const StepKernels& StepDecomposer::decompose(const StepBatch& batch, const std::vector<std::int64_t>* decode_queries) {
   const BatchSums sums = sum_batch(model_, batch, decode_queries);
   const i64 tokens = sums.tokens();
-  if (tokens > 0 && tokens == tokens_ && sums.sampled == sampled_ && sums.phase() == phase_) {
+  // An MoE model's dense layers sit in `pre` (not refilled here); MLA's prefill up-projection
+  // depends on the keys read: both rebuild every step.
+  const bool reusable = model_.dense_layers.empty() && !(model_.is_mla() && sums.prefill_q > 0);
+  if (reusable && tokens > 0 && tokens == tokens_ && sums.sampled == sampled_ && sums.phase() == phase_) {
     // The same kernels but attention (whose count the phase fixes): refill those in place.
     attention_.clear();
     const DType act = activation_dtype(weight_dtype_);
@@ -394,8 +539,12 @@ void decompose_stages(const ModelConfig& model, const StepBatch& batch, DType we
                       const ParallelConfig& parallel, std::vector<StepKernels>& out) {
   out.resize(static_cast<std::size_t>(parallel.pp));
   StepKernels& first = out.front();
-  decompose_step(model, batch, weight_dtype, kv_dtype, parallel, first);
-  if (parallel.pp == 1) return;
+  std::vector<Kernel>& dense = dense_scratch();
+  build_step(model, batch, nullptr, weight_dtype, kv_dtype, parallel, first, &dense);
+  if (parallel.pp == 1) {
+    if (!dense.empty()) place_dense_layers(model, dense, pp_stage_layers(model.num_layers, 0, 1), first);
+    return;
+  }
   first.version = next_version();  // its post list moves to the last stage
   StepKernels& last = out.back();
   last.post.swap(first.post);
@@ -420,6 +569,7 @@ void decompose_stages(const ModelConfig& model, const StepBatch& batch, DType we
       }
     }
     stage.num_layers = pp_stage_layers(model.num_layers, s, parallel.pp).count();
+    if (!dense.empty()) place_dense_layers(model, dense, pp_stage_layers(model.num_layers, s, parallel.pp), stage);
   }
 }
 

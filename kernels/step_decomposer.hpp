@@ -25,7 +25,21 @@
 //   attention and MLP. Biases add one vector read and one add per GEMM output.
 // * MoE layers replace the MLP by router GEMM, top-k, two grouped expert GEMMs (OpKind::MoeGemm;
 //   weights of the expected number of touched experts, kernels/moe.hpp), SiLU-and-mul over the
-//   routed rows and the weighted sum (see emit_moe in the .cpp).
+//   routed rows and the weighted sum (see emit_moe in the .cpp). Shared experts (DeepSeek) add a
+//   dense gated MLP (shared_gate_up, shared_silu_mul, shared_down).
+// * An MoE model with dense layers (DeepSeek's first_k_dense_replace, Qwen3-MoE's mlp_only_layers)
+//   puts per_layer = one MoE layer, num_layers = the stage's MoE layers, and the stage's dense
+//   layers' kernels, in order, in `pre` after the embedding (or after pp_recv_all_gather).
+//   decompose_step with pp > 1 places those of the first stage.
+// * Expert parallelism (parallel.ep = tp > 1): each rank holds ceil(E/ep) whole experts and routes
+//   ceil(T/ep) tokens; moe_dispatch and moe_combine are all-to-alls (OpKind::AllToAll) of the
+//   busiest rank's rows, ceil(imbalance x T x k / ep) of them, which also set the grouped GEMMs'
+//   M; moe_all_gather reassembles the tokens instead of mlp_all_reduce.
+// * MLA (DeepSeek-V2/V3, kv_lora_rank > 0): qkv_a_proj (fused q/kv down-projection, replicated),
+//   q_a/kv_a RMSNorms, q_b_proj (heads split by TP), rope over qk_rope_head_dim; prefill: kv_b_proj
+//   up-projects the latent of every key read, then FlashAttention with q/k head nope + rope and
+//   v_head_dim (naive MLA); decode: q_absorb (per-head W_UK), attention over the cached latent
+//   shared by all heads (absorbed MLA, make_mla_attention_decode), v_up (per-head W_UV); o_proj.
 // * Sliding-window attention (Mistral's `sliding_window`): a query scores and reads at most
 //   `window` keys (itself included), in prefill and in decode. The KV cache still holds the
 //   whole context (the serving KV manager allocates it; see docs/kernel-model.md).

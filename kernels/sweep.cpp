@@ -157,7 +157,8 @@ std::string kernel_group(OpKind op) {
     case OpKind::AttentionPrefill:
     case OpKind::AttentionDecode: return "attention";
     case OpKind::AllReduce:
-    case OpKind::AllGather: return "collective";
+    case OpKind::AllGather:
+    case OpKind::AllToAll: return "collective";
     default: return "elementwise";
   }
 }

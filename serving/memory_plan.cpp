@@ -43,7 +43,7 @@ MemoryPlan plan_stage(const kernels::ModelConfig& model, const MemoryInputs& in,
   plan.workspace_bytes = tokens * per_token + (last ? 4.0 * static_cast<double>(in.max_num_seqs) * model.vocab_size : 0.0);
   plan.kv_bytes = plan.usable_bytes - plan.weight_bytes - plan.workspace_bytes;
   if (free_fraction && plan.kv_bytes > 0) plan.kv_bytes *= in.kv_free_memory_fraction;
-  plan.kv_bytes_per_token = model.kv_bytes_per_token(in.kv_dtype) / model.num_layers * layers.count() / in.tp;
+  plan.kv_bytes_per_token = model.kv_bytes_per_token(in.kv_dtype) / model.num_layers * layers.count() / model.kv_cache_split(in.tp);
   if (in.proposer_kv_bytes_per_token > 0) plan.kv_bytes_per_token += in.proposer_kv_bytes_per_token;
   const double block_bytes = plan.kv_bytes_per_token * static_cast<double>(in.block_size);
   fits = plan.kv_bytes >= block_bytes;

@@ -8,6 +8,7 @@
 namespace ks::hw {
 namespace {
 proto::CollectiveKind collective_kind(kernels::OpKind op) {
+  if (op == kernels::OpKind::AllToAll) return proto::CollectiveKind::AllToAll;
   return op == kernels::OpKind::AllGather ? proto::CollectiveKind::AllGather : proto::CollectiveKind::AllReduce;
 }
 }  // namespace

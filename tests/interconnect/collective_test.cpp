@@ -250,3 +250,31 @@ TEST(CollectiveTiming, TheEnginesCustomAllReduceReadsPeersOneShotOrTwoShotBelowI
                                first_n(8), 65536)
                    .custom);
 }
+
+// Expert parallelism's dispatch/combine (kernels OpKind::AllToAll): n-1 steps in which every rank
+// sends bytes/n to one peer (NCCL's point-to-point all-to-all; DeepEP's NVLink kernels move the
+// same bytes). On an NVSwitch each GPU's link carries its own transfers, so the time is the
+// overhead + (n-1) x (latency + (bytes/n) / link bandwidth) = latency terms + (n-1)/n bytes / link.
+TEST(CollectiveTiming, AllToAllOnNvSwitchSendsSevenEighthsOfTheBufferOverEachGpusLink) {
+  auto t = topology_from_yaml(std::string("kind: dgx_h100\nnvlink_bandwidth: 200GB/s\nnvlink_latency: 1us\n"
+                                          "collective_overhead: 20us\n") + ks::test_support::kSingleProtocol);
+  // DeepSeek-V3 decode, 96 routed rows of 7168 bf16 values on the busiest rank: 1,376,256 B.
+  const double B = 96.0 * 7168 * 2;
+  EXPECT_NEAR(idle_collective_time(*t, CollectiveKind::AllToAll, CollectiveAlgorithm::Auto, first_n(8), B),
+              20e-6 + 7 * (1e-6 + B / 8 / 200e9), 1e-12);
+  // 64 MiB: 20 us + 7 us + 7/8 x 64 MiB / 200 GB/s = 320.6 us.
+  const double big = 64.0 * 1024 * 1024;
+  EXPECT_NEAR(idle_collective_time(*t, CollectiveKind::AllToAll, CollectiveAlgorithm::Auto, first_n(8), big),
+              20e-6 + 7e-6 + 0.875 * big / 200e9, 1e-12);
+}
+
+TEST(CollectiveTiming, AllToAllAcrossNodesRunsAtTheInfiniBandBandwidth) {
+  // One GPU on each of two nodes: one step of bytes/2 over GPU-NIC-switch-NIC-GPU, two IB hops of
+  // 2 us each, at the NIC's 50 GB/s (400 Gb/s), far below NVLink.
+  auto t = topology_from_yaml(std::string("kind: dgx_h100\nnodes: 2\nnvlink_bandwidth: 200GB/s\nnvlink_latency: 1us\n"
+                                          "ib_bandwidth: 50GB/s\nib_latency: 2us\ncollective_overhead: 20us\n") +
+                              ks::test_support::kSingleProtocol);
+  const double B = 8.0 * 1024 * 1024;
+  EXPECT_NEAR(idle_collective_time(*t, CollectiveKind::AllToAll, CollectiveAlgorithm::Auto, {0, 8}, B),
+              20e-6 + 4e-6 + (B / 2) / 50e9, 1e-12);
+}

@@ -31,6 +31,8 @@ TEST(HfConfig, EveryShippedConfigMatchesItsPublishedSize) {
       {"llama-3.1-70b", 70.6e9},  {"codellama-34b", 33.7e9}, {"mistral-7b", 7.24e9},
       {"mixtral-8x7b", 46.7e9},   {"qwen-72b", 72.3e9},      {"internlm-20b", 20.0e9},
       {"phi-2", 2.78e9},          {"llama-3.2-1b", 1.24e9},
+      // DeepSeek-V3 model card: 671B (without the 14B multi-token-prediction module); Qwen3 cards.
+      {"deepseek-v3", 671e9},     {"qwen3-30b-a3b", 30.5e9}, {"qwen3-235b-a22b", 235e9},
   };
   ASSERT_EQ(builtin_model_names().size(), std::size(cases));
   for (const Case& c : cases) {
