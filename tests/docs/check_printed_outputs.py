@@ -89,6 +89,7 @@ def main():
             os.symlink(os.path.join(root, name), os.path.join(work, name))
         env = dict(os.environ, PATH=os.path.dirname(binary) + os.pathsep + os.environ["PATH"])
         os.symlink(binary, os.path.join(work, "kernelsight"))
+        os.makedirs(os.path.join(work, "results"))  # the tutorials' earlier (bash) steps made it
         for doc in docs:
             for line, cmds in blocks(os.path.join(root, doc)):
                 # A block with a command that cannot run here is skipped whole: its later
