@@ -32,6 +32,7 @@ import csv
 import itertools
 import statistics
 import sys
+import time
 
 COLUMNS = ["gpu", "source", "op", "dtype", "m", "n", "k", "batch", "tokens", "hidden", "heads",
            "kv_heads", "head_dim", "q_len", "kv_len", "time_us"]
@@ -270,6 +271,8 @@ def parse_args(argv):
     p.add_argument("--elementwise", choices=["auto", "compile", "eager"], default="auto",
                    help="compile: one fused kernel per op (like vLLM's custom ops); eager: PyTorch's kernels")
     p.add_argument("--dry-run", action="store_true", help="write the planned rows with empty time_us; no GPU needed")
+    p.add_argument("--max-seconds", type=float, default=0,
+                   help="stop measuring after this many seconds (0 = no limit); the rows so far stay a valid CSV")
     args = p.parse_args(argv)
     args.dtypes = [d for d in args.dtypes.split(",") if d]
     args.ops = [o for o in args.ops.split(",") if o]
@@ -292,26 +295,46 @@ def main(argv=None):
     out = sys.stdout if args.out == "-" else open(args.out, "w", newline="")
     writer = csv.DictWriter(out, fieldnames=COLUMNS, restval="")
     writer.writeheader()
-    skipped = 0
+    skipped = failed = written = 0
+    started = time.monotonic()
     for i, row in enumerate(rows):
+        if args.max_seconds > 0 and time.monotonic() - started > args.max_seconds:
+            print("microbench: --max-seconds {:g} reached after {}/{} shapes".format(
+                args.max_seconds, i, len(rows)), file=sys.stderr)
+            break
         record = dict(row, gpu=args.gpu, source=source)
         if bench is not None:
-            fn = bench.make(row)
-            if fn is None:
-                skipped += 1
+            # One shape that the stack rejects (out of memory, an unsupported layout, a compiler
+            # error) costs that row, not the sweep: report it and go on.
+            try:
+                fn = bench.make(row)
+                if fn is None:
+                    skipped += 1
+                    continue
+                record["time_us"] = "{:.3f}".format(bench.time_us(fn))
+            except Exception as e:  # noqa: BLE001 - any backend error is per shape
+                failed += 1
+                print("microbench: {} {} failed: {}: {}".format(
+                    row["op"], {k: v for k, v in row.items() if k not in ("op", "dtype")},
+                    type(e).__name__, str(e).splitlines()[0] if str(e) else ""), file=sys.stderr)
                 continue
-            record["time_us"] = "{:.3f}".format(bench.time_us(fn))
-            del fn
-            bench.torch.cuda.empty_cache()
+            finally:
+                fn = None
+                bench.torch.cuda.empty_cache()
             if out is not sys.stdout and (i + 1) % 100 == 0:
-                print("microbench: {}/{} shapes".format(i + 1, len(rows)), file=sys.stderr)
+                print("microbench: {}/{} shapes, {:.0f} s".format(i + 1, len(rows), time.monotonic() - started),
+                      file=sys.stderr)
         writer.writerow(record)
+        written += 1
         out.flush()
     if out is not sys.stdout:
         out.close()
-    print("microbench: {} rows{}".format(len(rows) - skipped,
-                                          ", {} unsupported shapes skipped".format(skipped) if skipped else ""),
-          file=sys.stderr)
+    notes = []
+    if skipped:
+        notes.append("{} unsupported shapes skipped".format(skipped))
+    if failed:
+        notes.append("{} shapes failed".format(failed))
+    print("microbench: {} rows{}".format(written, (", " + ", ".join(notes)) if notes else ""), file=sys.stderr)
 
 
 if __name__ == "__main__":
