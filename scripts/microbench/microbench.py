@@ -8,8 +8,9 @@ silu_mul, gelu, add, embedding, rope), and writes one CSV row per shape:
     gpu,source,op,dtype,m,n,k,batch,tokens,hidden,heads,kv_heads,head_dim,q_len,kv_len,time_us
 
 Columns that do not apply to an op are blank. time_us is the median over --repeats timed runs
-(CUDA events around the op only), after --warmup untimed runs; with --flush-l2 (default) the L2
-cache is overwritten before every timed run so weights come from HBM as in serving.
+(CUDA events around the op only), after --warmup untimed runs; with --flush-l2 read (the default) the L2
+cache is evicted before every timed run (by reading a buffer twice its size) so weights come from
+HBM as in serving.
 
 Column use per op:
   gemm                 m = tokens (rows), n = output features, k = input features  (y = x W^T)
@@ -112,15 +113,20 @@ class Bench:
         self.dev = torch.device("cuda")
         props = torch.cuda.get_device_properties(self.dev)
         l2 = getattr(props, "L2_cache_size", 0) or 256 << 20
-        # Writing twice the L2 (at least 512 MiB, for AMD's Infinity Cache, which props do not
-        # report) evicts whatever the previous run left there.
-        self.flush_buf = torch.empty(max(2 * l2, 512 << 20), dtype=torch.uint8, device=self.dev)
+        # Reading twice the L2 (at least 512 MiB, for AMD's Infinity Cache, which props do not
+        # report) evicts whatever the previous run left there. A read, not a write (zero_()):
+        # a written buffer leaves the L2 full of dirty lines, whose write-back then slows the
+        # timed kernel's reads (measured on H100/H200: +7-10 us on a 64 MiB weight, 30%).
+        self.flush_buf = torch.ones(max(2 * l2, 512 << 20) // 4, dtype=torch.float32, device=self.dev)
         # Each shape compiles its own kernel; dynamo's default limit (8 per function) would
         # silently fall back to eager after a few shapes.
         dynamo = getattr(getattr(torch, "_dynamo", None), "config", None)
         for knob in ("cache_size_limit", "accumulated_cache_size_limit", "recompile_limit"):
             if dynamo is not None and hasattr(dynamo, knob):
                 setattr(dynamo, knob, 100000)
+        # ~200 us of spinning at the GPU's clock (clock_rate is in kHz; 1.5 GHz where not reported).
+        self.spin_cycles = (int(200e-6 * 1e3 * (getattr(props, "clock_rate", 0) or 1.5e6))
+                            if hasattr(torch.cuda, "_sleep") else 0)
         self.dt = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}
         self.flash = self._try_import("flash_attn")
         self.fused = self._elementwise_impl(args.elementwise)
@@ -142,7 +148,8 @@ class Bench:
         torch = self.torch
         backend = "rocm" + str(torch.version.hip) if getattr(torch.version, "hip", None) else "cu" + str(torch.version.cuda)
         attn = "flash_attn" + self.flash.__version__ if self.flash else "sdpa"
-        return "pytorch{}+{}/{}/{}".format(torch.__version__.split("+")[0], backend, attn, self.fused)
+        flush = "" if self.args.flush_l2 == "read" else "/flush-" + self.args.flush_l2
+        return "pytorch{}+{}/{}/{}{}".format(torch.__version__.split("+")[0], backend, attn, self.fused, flush)
 
     def time_us(self, fn):
         torch = self.torch
@@ -150,8 +157,16 @@ class Bench:
             fn()
         times = []
         for _ in range(self.args.repeats):
-            if self.args.flush_l2:
+            if self.args.flush_l2 == "read":
+                self.flush_buf.sum()
+            elif self.args.flush_l2 == "write":
                 self.flush_buf.zero_()
+            # Keep the GPU busy while the host dispatches the op, so the timed region holds GPU
+            # work only: a compiled op's host dispatch (guards, launch) can outlast the flush, and
+            # the start event would then time the idle gap too (seen on H200: a 4 us rmsnorm
+            # measured at 17-38 us when the flush alone stood before it).
+            if self.spin_cycles:
+                torch.cuda._sleep(self.spin_cycles)
             start = torch.cuda.Event(enable_timing=True)
             end = torch.cuda.Event(enable_timing=True)
             start.record()
@@ -267,7 +282,12 @@ def parse_args(argv):
     p.add_argument("--quick", action="store_true", help="coarser grid (~10x fewer shapes)")
     p.add_argument("--repeats", type=int, default=30, help="timed runs per shape (median reported)")
     p.add_argument("--warmup", type=int, default=5, help="untimed runs per shape first")
-    p.add_argument("--no-flush-l2", dest="flush_l2", action="store_false", help="keep the L2 warm between runs")
+    p.add_argument("--flush-l2", dest="flush_l2", choices=["read", "write", "none"], default="read",
+                   help="evict the L2 before every timed run by reading a buffer twice its size (default), "
+                        "by writing it (leaves dirty lines whose write-back slows the timed kernel), or not at all")
+    p.add_argument("--no-flush-l2", dest="flush_l2", action="store_const", const="none",
+                   help="keep the L2 warm between runs (same as --flush-l2 none; short kernels then also "
+                        "time the host's launch gap, as nothing else keeps the GPU busy before them)")
     p.add_argument("--elementwise", choices=["auto", "compile", "eager"], default="auto",
                    help="compile: one fused kernel per op (like vLLM's custom ops); eager: PyTorch's kernels")
     p.add_argument("--dry-run", action="store_true", help="write the planned rows with empty time_us; no GPU needed")
