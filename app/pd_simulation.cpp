@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <sstream>
 #include <stdexcept>
 
 #include "app/simulation.hpp"
@@ -133,7 +134,8 @@ PdPlan parse_disaggregation(config::Section root, const PdParseInputs& in) {
   plan.decode.first_device = start;
   const int needed = start + plan.decode.replicas * plan.decode.tp;
   if (needed > topo.num_gpus())
-    throw config::ConfigError(in.topo_p->mark("nodes"), "hardware.topology.nodes",
+    throw config::ConfigError(given(in.topo_p->mark("nodes")) ? in.topo_p->mark("nodes") : dsec.mark(),
+                              "hardware.topology.nodes",
                               "topology '" + topo.name() + "' has " + std::to_string(topo.num_gpus()) + " GPUs (" +
                                   std::to_string(topo.nodes()) + " x " + std::to_string(per_node) +
                                   "), the disaggregated scenario needs " + std::to_string(needed) + " (" +
@@ -276,6 +278,26 @@ void Simulation::enable_disaggregated_trace(util::TraceRecorder* t) {
   }
   pd.link->set_trace(t, t->track("KV transfers", "prefill -> decode copies over " + topology_name_));
   if (fabric_) fabric_->set_trace(t, "links of " + topology_name_);
+}
+
+std::string describe_disaggregation(const PdParts& pd, const std::string& model_name) {
+  std::ostringstream out;
+  out << "model:    " << model_name << "\n";
+  for (int side = 0; side < 2; ++side) {
+    const PdPoolPlan& pool = side == 0 ? pd.plan.prefill : pd.plan.decode;
+    const serving::MemoryPlan& m = side == 0 ? pd.prefill_memory : pd.decode_memory;
+    const int gpus = pool.replicas * pool.tp;
+    out << pool.name << (side == 0 ? ":  " : ":   ") << pool.replicas << (pool.replicas == 1 ? " replica" : " replicas")
+        << " x tp " << pool.tp << " on " << (side == 0 ? pd.prefill_gpu : pd.decode_gpu) << " (GPUs "
+        << pool.first_device << "-" << pool.first_device + gpus - 1 << "), router " << pool.router_kind
+        << "; per GPU: weights " << serving::describe_bytes(m.weight_bytes) << ", KV cache "
+        << serving::describe_bytes(m.kv_bytes) << " (" << static_cast<long long>(m.kv_bytes_per_token)
+        << " B per token), " << m.kv_blocks << " KV blocks = " << m.kv_tokens << " tokens per replica\n";
+  }
+  out << "KV transfer: " << (pd.plan.mode == serving::KvTransferMode::Layerwise ? "layerwise" : "whole")
+      << ", placement " << pd.plan.placement << ", " << pd.coordinator->shares().size()
+      << " rank-to-rank copies per request\n";
+  return out.str();
 }
 
 namespace {

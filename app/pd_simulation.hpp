@@ -102,6 +102,10 @@ struct PdElabInputs {
   kernels::DType kv_dtype = kernels::DType::BF16;
 };
 
+// What `kernelsight check` prints for a disaggregated scenario: each pool's GPUs, TP, router and
+// memory plan, and how the KV moves.
+std::string describe_disaggregation(const PdParts& pd, const std::string& model_name);
+
 // Per-pool and KV-transfer figures for summary.json ("disaggregation").
 nlohmann::json pd_report(const PdParts& pd, const std::vector<const hw::GpuModule*>& gpus,
                          const std::vector<const serving::Replica*>& replicas, double duration_s);
