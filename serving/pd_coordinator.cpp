@@ -1,5 +1,6 @@
 #include "serving/pd_coordinator.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 #include <string>
 
@@ -20,6 +21,8 @@ PdCoordinator::PdCoordinator(sim::Environment& env, PdSettings settings, std::ve
       shares_(kv_rank_shares(settings_.model, settings_.kv_dtype, settings_.prefill_tp, settings_.decode_tp)),
       pending_(decode_.size()),
       in_transfer_(decode_.size(), 0),
+      held_blocks_(decode_.size(), 0),
+      max_need_(decode_.size(), 0),
       deliveries_(env) {
   if (prefill_.empty() || decode_.empty()) throw std::invalid_argument("disaggregation needs prefill and decode replicas");
   for (const PdMember& m : prefill_)
@@ -84,19 +87,28 @@ void PdCoordinator::prefill_done(Request& shadow) {
   for (std::size_t d = 0; d < decode_.size(); ++d)
     loads[d].outstanding = decode_[d].replica->outstanding() + pending_[d].size() + in_transfer_[d];
   const std::size_t d = decode_router_->route(r, loads);
+  max_need_[d] = std::max(max_need_[d], decode_[d].kv->blocks_for(r.prompt_tokens + r.output_tokens));
   pending_.at(d).push_back({&r, now, now - shadow.first_scheduled_s, static_cast<std::size_t>(shadow.replica)});
   try_admit(d);
 }
 
 // Back-pressure: the decode replica accepts the oldest waiting request once it has a sequence
-// slot and the KV blocks of its prompt plus its first decoded token.
+// slot and the KV blocks of its prompt plus its first decoded token. While it serves other
+// requests, the blocks of all requests in transfer also leave room for the largest request routed
+// to it: should its scheduler have to preempt everything it runs, the request it recomputes first
+// still fits beside the transfers in flight (vLLM keeps a watermark of free blocks for the same
+// reason).
 void PdCoordinator::try_admit(std::size_t d) {
   std::deque<Pending>& queue = pending_[d];
   PdMember& member = decode_[d];
   while (!queue.empty()) {
     const Pending p = queue.front();
-    if (static_cast<std::int64_t>(member.replica->outstanding() + in_transfer_[d]) >= settings_.decode_max_num_seqs) break;
+    const std::size_t busy = member.replica->outstanding() + in_transfer_[d];
+    if (static_cast<std::int64_t>(busy) >= settings_.decode_max_num_seqs) break;
+    const std::int64_t need = member.kv->blocks_for(p.request->prompt_tokens + 1);
+    if (busy > 0 && held_blocks_[d] + need + max_need_[d] > member.kv->num_blocks()) break;
     if (!member.kv->allocate(*p.request, 0, p.request->prompt_tokens + 1)) break;
+    held_blocks_[d] += need;
     queue.pop_front();
     start_transfer(p, d);
   }
@@ -143,6 +155,7 @@ void PdCoordinator::deliver_loop() {
     r.generated = 1;
     r.first_token_s = r.last_token_s = now;
     --in_transfer_[got.decode];
+    held_blocks_[got.decode] -= static_cast<std::int64_t>(r.block_table.size());
     decode_[got.decode].replica->submit(&r);
   }
 }

@@ -108,6 +108,8 @@ class PdCoordinator {
   std::unordered_map<std::uint64_t, Request*> real_;         // request id -> the source's request
   std::vector<std::deque<Pending>> pending_;                 // per decode replica, FIFO
   std::vector<std::size_t> in_transfer_;                     // per decode replica
+  std::vector<std::int64_t> held_blocks_;                    // per decode replica: blocks of requests in transfer
+  std::vector<std::int64_t> max_need_;                       // per decode replica: most blocks a routed request needs
   sim::Store<Delivery> deliveries_;
   std::function<void(Request&)> on_finish_;
   PdTransferStats stats_;
