@@ -6,9 +6,12 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -154,5 +157,47 @@ TEST(PdCli, ShippedScenarioReportsPoolsAndTransfersAndTracesTheCopies) {
   const auto r = kernelsight("run " + file + " -q --set workload.num_requests=20 --out " + again.string());
   ASSERT_EQ(r.status, 0) << r.out;
   EXPECT_EQ(test_support::read_text(dir / "out" / "summary.json"), test_support::read_text(again / "summary.json"));
+  fs::remove_all(dir);
+}
+
+// Two prefill replicas (GPUs 0 and 1, TP1) finish the same 1000-token prompt at the same time and
+// both copy its KV to the one decode replica (GPU 2): the two copies share the NVSwitch -> GPU 2
+// link, so the second arrives one whole copy later. Llama-3-8B: 32 layers x 8 KV heads x 128 x
+// (K, V) x 2 bytes = 131,072 B a token; 131.072 MB a copy; 0.46282 ms at 283.2 GB/s.
+TEST(PdCli, TwoCopiesIntoOneDecodeGpuQueueOnItsLink) {
+  const fs::path dir = temp_dir("contention");
+  const fs::path file = dir / "two.yaml";
+  std::ofstream(file) << R"(name: two
+seed: 1
+profile: vllm
+model: {name: llama-3-8b, dtype: bf16}
+hardware:
+  topology: {kind: dgx_h100}
+  gpu: {kind: catalog, spec: h100_sxm}
+disaggregation:
+  prefill: {replicas: 2, tp: 1}
+  decode: {replicas: 1, tp: 1}
+workload: {kind: synthetic, arrival: closed_loop, concurrency: 2, num_requests: 2, prompt_tokens: 1000, output_tokens: 2}
+)";
+  const nlohmann::json j = run(dir, file.string());
+  const double copy_ms = 1000.0 * 131072 / kNvBw * 1e3;
+  const auto& t = j["disaggregation"]["kv_transfer"];
+  EXPECT_EQ(t["transfers"].get<int>(), 2);
+  // Both start when the prefills end: one takes a copy's time, the other two.
+  EXPECT_NEAR(t["mean_transfer_ms"].get<double>(), 1.5 * copy_ms + kNvLat * 1e3, 1e-6);
+  // requests.csv: the two TTFTs differ by exactly one copy.
+  std::ifstream csv(dir / "out" / "requests.csv");
+  std::string line;
+  std::getline(csv, line);
+  std::vector<double> ttft;
+  while (std::getline(csv, line)) {
+    std::vector<std::string> cells;
+    std::string cell;
+    for (std::istringstream in(line); std::getline(in, cell, ',');) cells.push_back(cell);
+    ASSERT_GE(cells.size(), 13u);
+    ttft.push_back(std::stod(cells[12]));
+  }
+  ASSERT_EQ(ttft.size(), 2u);
+  EXPECT_NEAR(std::abs(ttft[1] - ttft[0]), copy_ms, 1e-5);
   fs::remove_all(dir);
 }
