@@ -56,6 +56,10 @@ kernels::DType dtype_of(const std::string& name) {
 void print_resolved(const Simulation& sim, const config::Document& scenario, const std::string& scenario_path,
                     const std::vector<std::string>& overrides) {
   const YAML::Node doc = YAML::Load(scenario.resolved_yaml());
+  if (const PdParts* pd = sim.disaggregation()) {  // two pools: app/pd_simulation.cpp
+    std::cout << describe_disaggregation(*pd, scalar(doc, {"model", "name"}, scalar(doc, {"model", "config"}, "")));
+    return;
+  }
   // The model, as the Simulation found it: a preset, or model.config relative to the scenario
   // file (to the working directory when an override named it).
   kernels::ModelConfig model;

@@ -374,7 +374,10 @@ std::vector<std::pair<std::string, config::Schema>> fixed_scenario_sections() {
           {"moe", moe_schema()},
           {"cache", cache_schema()},
           {"output", output_schema()},
-          {"engine.speculative", speculative_schema()}};
+          {"engine.speculative", speculative_schema()},
+          {"disaggregation", disaggregation_schema()},  // app/pd_simulation.cpp
+          {"disaggregation.prefill", pd_pool_schema("prefill")},
+          {"disaggregation.decode", pd_pool_schema("decode")}};
 }
 
 Simulation::Simulation(config::Document& scenario) {
@@ -514,6 +517,12 @@ Simulation::Simulation(config::Document& scenario) {
   output_dir_ = out_p.string("dir").empty() ? "results/" + name_ : out_p.string("dir");
   price_per_gpu_hour_ = out_p.number("price_per_gpu_hour");
 
+  // Prefill/decode disaggregation (app/pd_simulation.cpp), read only when given.
+  std::optional<PdPlan> pd_plan;
+  if (root.has("disaggregation"))
+    pd_plan = parse_disaggregation(root, PdParseInputs{&gpu_entry, &gpu_p, &par_p, &cache_p, &topo_p, model,
+                                                       weight_dtype, kv_dtype, topology.get()});
+
   // Every section has been read: anything left is a misspelt or unsupported key.
   scenario.check_unused();
 
@@ -521,6 +530,13 @@ Simulation::Simulation(config::Document& scenario) {
   env_ = std::make_unique<sim::Environment>("env");
   workload_ = wl_entry.make({wl_p, seed_});
   router_ = router_entry.make({router_p});
+  if (pd_plan) {  // two pools: app/pd_simulation.cpp
+    elaborate_disaggregated(std::move(*pd_plan),
+                            PdElabInputs{ic_entry, ic_p ? &*ic_p : nullptr, topology, &host_entry, &host_p, &sched_entry,
+                                         &engine_p, &cache_p, &model_p, model, weight_dtype, kv_dtype});
+    env_->process([this] { source_loop(); }, "request_source");
+    return;
+  }
   if (tp_ > 1 || pp_ > 1) {  // unbound sockets are errors
     interconnect_ = ic_entry != nullptr ? ic_entry->make({"fabric", topology, *ic_p}) : hw::make_fabric("fabric", topology);
     fabric_ = interconnect_->fabric;
@@ -654,6 +670,16 @@ void Simulation::source_loop() {
     r.prefix_group = spec->prefix_group;
     r.group_tokens = spec->group_tokens;
     r.prompt_ids = spec->prompt_ids;
+    if (pd_) {  // disaggregation: the coordinator routes it through both pools
+      check_fits(r, *replicas_.back(), workload_mark_, kv_sizing_key_);  // a decode replica holds it whole
+      if (too_long)
+        throw config::ConfigError(workload_mark_, "workload",
+                                  "request " + std::to_string(r.id) + " is longer than the context length " +
+                                      std::to_string(max_model_len_) + ": cap the workload's lengths");
+      pd_->coordinator->submit(&r);
+      ++in_flight;
+      continue;
+    }
     for (std::size_t i = 0; i < replicas_.size(); ++i) loads[i].outstanding = replicas_[i]->outstanding();
     const std::size_t target = router_->route(r, loads);
     check_fits(r, *replicas_.at(target), workload_mark_, kv_sizing_key_);
@@ -686,6 +712,10 @@ bool Simulation::run_until(double until_s) {
 void Simulation::enable_trace(const util::TraceOptions& options) {
   trace_ = std::make_unique<util::TraceRecorder>(options);
   util::TraceRecorder* t = trace_.get();
+  if (pd_) {
+    enable_disaggregated_trace(t);
+    return;
+  }
   // Track order: per replica its hosts and requests, then per stage its GPUs' streams and its
   // collectives, then the sends between stages.
   const auto pp = static_cast<std::size_t>(pp_), tp = static_cast<std::size_t>(tp_);
@@ -781,6 +811,11 @@ nlohmann::json Simulation::report() const {
   add_prefix_cache_report(j);
   add_context_and_spec_report(j);
   add_utilization_report(j);
+  if (pd_) {
+    std::vector<const serving::Replica*> replicas;
+    for (const auto& r : replicas_) replicas.push_back(r.get());
+    j["disaggregation"] = pd_report(*pd_, gpus(), replicas, summary().duration_s);
+  }
   return j;
 }
 

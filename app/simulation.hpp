@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "app/pd_simulation.hpp"
 #include "hw/gpu/gpu_module.hpp"
 #include "hw/gpu/pipeline_link.hpp"
 #include "hw/gpu/tp_group.hpp"
@@ -80,6 +81,8 @@ class Simulation {
     return out;
   }
   const serving::MetricsRecorder& metrics() const { return metrics_; }
+  // The disaggregated deployment's parts (null without `disaggregation:`).
+  const PdParts* disaggregation() const { return pd_.get(); }
   // Sends between pipeline stages (empty without PP), for kernels.csv.
   std::vector<const hw::PipelineLink*> pipeline_links() const {
     std::vector<const hw::PipelineLink*> out;
@@ -96,6 +99,11 @@ class Simulation {
   // Speculative decoding's counters summed over the replicas (enabled false without it).
   serving::SpecDecodeStats spec_decode_stats() const;
  private:
+  // Prefill/decode disaggregation (app/pd_simulation.cpp): both pools' replicas, GPUs and hosts
+  // go into the vectors below (prefill first); pd_ holds the rest.
+  void elaborate_disaggregated(PdPlan plan, const PdElabInputs& in);
+  void enable_disaggregated_trace(util::TraceRecorder* trace);
+  std::unique_ptr<PdParts> pd_;  // null: one pool
   std::vector<int> bind_stage_gpus(const std::string& name, int first_device, const hw::GpuRegistry::Entry& gpu_entry,
                                    const config::Params& gpu_p, hw::HostCpu& host);
 

@@ -15,7 +15,13 @@ ContinuousBatchingScheduler::ContinuousBatchingScheduler(const SchedulerLimits& 
     throw std::invalid_argument("multi-step scheduling with chunked prefill is not modelled");
 }
 
-void ContinuousBatchingScheduler::add(Request* request) { waiting_.push_back(request); }
+// A request that already holds KV blocks arrives with its KV in place (prefill/decode
+// disaggregation: the prefill's KV was copied into them, serving/pd_coordinator.hpp): it joins
+// the running requests as a decode. Any other request waits for admission.
+void ContinuousBatchingScheduler::add(Request* request) {
+  if (!request->block_table.empty()) running_.push_back(request);
+  else waiting_.push_back(request);
+}
 
 void ContinuousBatchingScheduler::set_speculative(int k, AcceptDrafts accept) {
   if (k < 1) throw std::invalid_argument("speculative decoding needs k >= 1 drafts, got " + std::to_string(k));
