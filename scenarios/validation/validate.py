@@ -189,8 +189,12 @@ def main():
             except RuntimeError as e:
                 print(f"skipped {label}: {e}", file=sys.stderr)
                 continue
-            metric = f"{short} TRT-LLM {version} tput" + (" TP" if tp > 1 else "")
-            add(label, metric, float(r["throughput_tok_s"]), s, "output_throughput")
+            metric = f"{short} TRT-LLM {version} {r['precision']} tput" + (" TP" if tp > 1 else "")
+            if r["unit"] == "per_gpu":  # the newest tables give output tokens/s per GPU
+                s = dict(s, output_throughput_per_gpu=s["output_throughput"] / int(r["num_gpus"]))
+                add(label + " /GPU", metric, float(r["throughput_tok_s"]), s, "output_throughput_per_gpu")
+            else:
+                add(label, metric, float(r["throughput_tok_s"]), s, "output_throughput")
 
     print(f"{'row':<58} {'metric':<22} {'measured':>10} {'predicted':>10} {'error':>8}" +
           (f" {'90% band':>21}" if args.intervals else ""))
