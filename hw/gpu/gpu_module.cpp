@@ -28,14 +28,13 @@ void GpuModule::b_transport(tlm::tlm_generic_payload& payload, sc_core::sc_time&
     }
     launch(*k, issue);  // asynchronous: the launcher's time does not move
   } else if (auto* st = payload.get_extension<proto::StepLaunch>()) {
-    if (st->stream < 0 || st->stream >= kMaxStreams || st->kernels == nullptr || st->comm_stream < 0 ||
-        st->comm_stream >= kMaxStreams) {
+    if (st->stream < 0 || st->stream >= kMaxStreams || st->comm_stream < 0 || st->comm_stream >= kMaxStreams) {
       payload.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
       return;
     }
-    if (st->collectives == nullptr) {
+    if (st->collective_times.empty()) {
       // A step whose only change since a checked one is attention has no collective either.
-      const kernels::StepKernels& step = *st->kernels;
+      const kernels::StepKernels& step = st->kernels;
       if ((step.base == 0 || step.base != no_collective_version_) && has_collective(step)) {
         payload.set_response_status(tlm::TLM_COMMAND_ERROR_RESPONSE);  // only a TP group can time them
         return;
@@ -158,7 +157,7 @@ bool GpuModule::has_collective(const kernels::StepKernels& step) {
 }
 
 void GpuModule::price(const std::vector<kernels::Kernel>& kernels, std::vector<PricedKernel>& out,
-                      proto::CollectiveTimer* collectives) {
+                      const std::vector<proto::CollectiveTime>& collectives) {
   // Consecutive steps mostly repeat their kernels (the same batch size: the same GEMMs and
   // elementwise kernels; only attention moves with the context lengths).
   const bool reuse = reuses_kernel_costs();
@@ -170,11 +169,11 @@ void GpuModule::price(const std::vector<kernels::Kernel>& kernels, std::vector<P
 
 // `p` held the same position's kernel of the previous step (`kept`) or nothing.
 void GpuModule::price_one(const kernels::Kernel& kernel, PricedKernel& p, bool kept,
-                          proto::CollectiveTimer* collectives) {
+                          const std::vector<proto::CollectiveTime>& collectives) {
   if (kept && same_shape(p.kernel_copy, kernel)) return;
   settle(p);  // the launches of the shape it replaces
   if (kernels::is_collective(kernel.op)) {  // timed by the group, not run here (no statistics)
-    p = {kernels::KernelCost{}, collectives->duration(kernel), StatsSlots{nullptr, nullptr}, {}};
+    p = {kernels::KernelCost{}, collective_time(collectives, kernel), StatsSlots{nullptr, nullptr}, {}};
   } else {
     const kernels::KernelCost cost = kernel_cost(kernel);
     // The same rounding as sc_time(seconds, SC_SEC) at the 1 ps resolution, without its library call.
@@ -185,6 +184,13 @@ void GpuModule::price_one(const kernels::Kernel& kernel, PricedKernel& p, bool k
     p = {cost, duration, same_rows ? p.slots : slots_for(kernel), {}};
   }
   p.kernel_copy = kernel;
+}
+
+sc_core::sc_time GpuModule::collective_time(const std::vector<proto::CollectiveTime>& times,
+                                            const kernels::Kernel& collective) const {
+  for (const proto::CollectiveTime& t : times)
+    if (t.op == collective.op && t.bytes == collective.bytes) return t.duration;
+  throw std::logic_error(std::string(name()) + ": no time given for collective '" + collective.name + "'");
 }
 
 // Everything a kernel's price and report rows depend on.
@@ -203,18 +209,18 @@ bool GpuModule::same_shape(const kernels::Kernel& a, const kernels::Kernel& b) {
 // throughout, so the result is exactly the per-kernel one. Statistics are added in the same
 // statistics are exact integer sums, so kernels.csv is identical too.
 void GpuModule::launch_step(proto::StepLaunch& st, const sc_core::sc_time& issue_time) {
-  const kernels::StepKernels& step = *st.kernels;
+  const kernels::StepKernels& step = st.kernels;
   if (step.base != 0 && step.base == priced_version_ && reuses_kernel_costs()) {
     // Only per_layer[changed_begin, changed_end) differ from the kernels priced last time.
     for (std::size_t i = step.changed_begin; i < step.changed_end; ++i)
-      price_one(step.per_layer[i], layer_[i], true, st.collectives);
+      price_one(step.per_layer[i], layer_[i], true, st.collective_times);
   } else {
-    price(step.pre, pre_, st.collectives);
-    price(step.per_layer, layer_, st.collectives);
-    price(step.post, post_, st.collectives);
+    price(step.pre, pre_, st.collective_times);
+    price(step.per_layer, layer_, st.collective_times);
+    price(step.post, post_, st.collective_times);
   }
   priced_version_ = step.version;
-  if (st.collectives != nullptr && has_collective(step)) {
+  if (!st.collective_times.empty() && has_collective(step)) {
     launch_step_with_collectives(st, issue_time);
   } else {
     launch_step_closed_form(st, issue_time);
@@ -234,21 +240,23 @@ void GpuModule::launch_step_with_collectives(proto::StepLaunch& st, const sc_cor
   const sc_core::sc_time L = st.launch_overhead;
   auto& compute_free = stream_free_[static_cast<std::size_t>(st.stream)];
   auto& comm_free = stream_free_[static_cast<std::size_t>(st.comm_stream)];
-  if (st.replay != nullptr && replay_matches(*st.replay, issue_time, compute_free, comm_free)) {
-    compute_free = st.replay->compute_after;
-    comm_free = st.replay->comm_after;
+  using Replay = proto::StepLaunch::Replay;
+  if (st.replay_role == Replay::Reuse && replay_matches(st.replay, issue_time, compute_free, comm_free)) {
+    compute_free = st.replay.compute_after;
+    comm_free = st.replay.comm_after;
     st.finish = std::max(compute_free, comm_free);
     return;
   }
-  if (st.record != nullptr) {
-    st.record->issue = issue_time;
-    st.record->compute_before = compute_free;
-    st.record->comm_before = comm_free;
-    st.record->durations.clear();
+  const bool record = st.replay_role == Replay::Record;
+  if (record) {
+    st.replay.issue = issue_time;
+    st.replay.compute_before = compute_free;
+    st.replay.comm_before = comm_free;
+    st.replay.durations.clear();
     for (const auto* part : {&pre_, &layer_, &post_})
-      for (const PricedKernel& p : *part) st.record->durations.push_back(p.duration);
+      for (const PricedKernel& p : *part) st.replay.durations.push_back(p.duration);
   }
-  const proto::CollectiveTally* tally = st.tally;
+  proto::CollectiveTally* tally = st.count_collectives ? &st.tally : nullptr;
   sc_core::sc_time issued = issue_time;
   bool issue_bound = false;  // the issue time decided a maximum (the launch-bound side)
   layer_tally_.clear();
@@ -280,7 +288,7 @@ void GpuModule::launch_step_with_collectives(proto::StepLaunch& st, const sc_cor
   // inputs shifts its outputs: every later layer then repeats that one shifted, with the same
   // collective durations and exposure, and the rest is a multiplication (the same integer
   // picoseconds as the walk; the tally adds the same values in the same order).
-  const int n = st.kernels->num_layers;
+  const int n = st.kernels.num_layers;
   for (int layer = 0; layer < n; ++layer) {
     const sc_core::sc_time c0 = compute_free, m0 = comm_free, i0 = issued;
     issue_bound = false;
@@ -299,16 +307,16 @@ void GpuModule::launch_step_with_collectives(proto::StepLaunch& st, const sc_cor
   }
   for (const PricedKernel& p : post_) run_one(p);
   st.finish = std::max(compute_free, comm_free);
-  if (st.record != nullptr) {
-    st.record->compute_after = compute_free;
-    st.record->comm_after = comm_free;
+  if (record) {
+    st.replay.compute_after = compute_free;
+    st.replay.comm_after = comm_free;
   }
 }
 
-void GpuModule::add_share(const proto::CollectiveTally& tally, const CollectiveShare& share) {
-  ++*tally.count;
-  *tally.seconds += share.seconds;
-  if (share.exposed_seconds >= 0) *tally.exposed_seconds += share.exposed_seconds;
+void GpuModule::add_share(proto::CollectiveTally& tally, const CollectiveShare& share) {
+  ++tally.count;
+  tally.seconds += share.seconds;
+  if (share.exposed_seconds >= 0) tally.exposed_seconds += share.exposed_seconds;
 }
 
 // The recurrence is deterministic: the same start and the same durations give the same end.
@@ -324,7 +332,7 @@ bool GpuModule::replay_matches(const proto::StepReplay& r, const sc_core::sc_tim
 }
 
 void GpuModule::launch_step_closed_form(proto::StepLaunch& st, const sc_core::sc_time& issue_time) {
-  const kernels::StepKernels& step = *st.kernels;
+  const kernels::StepKernels& step = st.kernels;
   const sc_core::sc_time L = st.launch_overhead;
   auto& free_at = stream_free_[static_cast<std::size_t>(st.stream)];
   sc_core::sc_time issued = issue_time;  // issue time of the last kernel so far

@@ -105,16 +105,20 @@ class GpuModule : public sc_core::sc_module {
   void defer_account(const std::vector<PricedKernel>& part, int repeat);
   static void settle(const PricedKernel& p);
   void settle_all() const;
+  // Collectives (TP ranks only) are not run here: their times come with the launch.
   void price(const std::vector<kernels::Kernel>& kernels, std::vector<PricedKernel>& out,
-             proto::CollectiveTimer* collectives);
-  void price_one(const kernels::Kernel& kernel, PricedKernel& p, bool kept, proto::CollectiveTimer* collectives);
+             const std::vector<proto::CollectiveTime>& collectives);
+  void price_one(const kernels::Kernel& kernel, PricedKernel& p, bool kept,
+                 const std::vector<proto::CollectiveTime>& collectives);
+  sc_core::sc_time collective_time(const std::vector<proto::CollectiveTime>& times,
+                                   const kernels::Kernel& collective) const;
   void launch_step_closed_form(proto::StepLaunch& step, const sc_core::sc_time& issue_time);
   void launch_step_with_collectives(proto::StepLaunch& step, const sc_core::sc_time& issue_time);
   // What one collective of a layer adds to its group's tally (exposed < 0: nothing exposed).
   struct CollectiveShare {
     double seconds, exposed_seconds;
   };
-  static void add_share(const proto::CollectiveTally& tally, const CollectiveShare& share);
+  static void add_share(proto::CollectiveTally& tally, const CollectiveShare& share);
   bool replay_matches(const proto::StepReplay& replay, const sc_core::sc_time& issue,
                       const sc_core::sc_time& compute_free, const sc_core::sc_time& comm_free) const;
 

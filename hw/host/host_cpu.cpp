@@ -17,6 +17,12 @@ sc_core::sc_time after_transport(const sc_core::sc_time& before, const sc_core::
   const sc_core::sc_time at = now + returned;
   return at > before ? returned : before - now;
 }
+void set_request_ids(std::vector<std::uint64_t>& out, const std::vector<std::uint64_t>* ids) {
+  if (ids == nullptr)
+    out.clear();
+  else
+    out.assign(ids->begin(), ids->end());
+}
 }  // namespace
 
 HostCpu::HostCpu(const sc_core::sc_module_name& name, std::unique_ptr<HostOverheads> overheads,
@@ -34,11 +40,11 @@ bool HostCpu::launch_step(const kernels::StepKernels& step, std::uint64_t step_i
                           sc_core::sc_time& local) {
   proto::PooledPayload payload(step_pool_);
   auto& ext = proto::PayloadPool::extension<proto::StepLaunch>(*payload);
-  ext.kernels = &step;
+  ext.kernels = step;  // a copy into the pooled extension's vectors: no allocation once they have grown
   ext.launch_overhead = per_kernel;
   ext.stream = 0;
   ext.step = step_id;
-  ext.request_ids = request_ids;
+  set_request_ids(ext.request_ids, request_ids);
   payload->set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
   const sc_core::sc_time issued = sc_core::sc_time_stamp() + local;
   sc_core::sc_time delay = local;
@@ -64,7 +70,7 @@ void HostCpu::launch(const kernels::Kernel& kernel, int layer, std::uint64_t ste
   ext.repeat = 1;
   ext.layer = layer;
   ext.step = step_id;
-  ext.request_ids = request_ids;
+  set_request_ids(ext.request_ids, request_ids);
   const sc_core::sc_time issued = sc_core::sc_time_stamp() + local;
   sc_core::sc_time delay = local;
   gpu_socket->b_transport(*payload, delay);
