@@ -12,6 +12,13 @@ GpuModule::GpuModule(const sc_core::sc_module_name& name, int device_id)
     : sc_core::sc_module(name), socket("socket"), device_id_(device_id) {
   socket.register_b_transport(this, &GpuModule::b_transport);
   trace_tracks_.fill(-1);
+  set_stats_sink(own_stats_);
+}
+
+void GpuModule::set_stats_sink(proto::KernelStatsSink& sink) {
+  if (!slots_.empty()) throw std::logic_error(std::string(name()) + ": stats sink set after the first launch");
+  stats_ = &sink;
+  sink.settle_before_reading([this] { settle_all(); });
 }
 
 sc_core::sc_time GpuModule::stream_free_at(int stream) const {
@@ -67,20 +74,19 @@ std::size_t GpuModule::SlotKeyHash::operator()(const SlotKey& k) const {
 GpuModule::StatsSlots GpuModule::slots_for(const kernels::Kernel& kernel) {
   const SlotKey key{kernel.name, kernel.op, kernel.phase};
   if (auto it = slots_.find(key); it != slots_.end()) return it->second;
-  // std::map nodes never move, so the pointers stay valid.
-  const StatsSlots slots{&stats_[kernel.name], &phase_stats_[{kernel.name, kernel.op, kernel.phase}]};
+  // A sink's rows stay where they are, so the pointers stay valid.
+  const StatsSlots slots{&stats_->row({kernel.name, kernel.op, kernel.phase})};
   slots_.emplace(key, slots);
   return slots;
 }
 
 void GpuModule::account(const kernels::Kernel& kernel, const kernels::KernelCost& cost, int repeat,
                         const StatsSlots& slots) {
-  if (slots.by_class == nullptr) return;  // a collective: the TP group's statistics
+  if (slots.row == nullptr) return;  // a collective: the TP group's statistics
   const auto n = static_cast<std::uint64_t>(repeat);
-  busy_ps_ += to_picoseconds(cost.seconds) * repeat;
+  busy_ps_ += proto::to_picoseconds(cost.seconds) * repeat;
   kernels_executed_ += n;
-  slots.by_class->add(kernel, cost, n);
-  slots.by_phase->add(kernel, cost, n);
+  slots.row->add(kernel, cost, n);
 }
 
 // `repeat` launches of each priced kernel of a part: the GPU's totals now (integer sums: the same
@@ -89,7 +95,7 @@ void GpuModule::defer_account(const std::vector<PricedKernel>& part, int repeat)
   std::int64_t ps = 0;
   std::uint64_t launched = 0;
   for (const PricedKernel& p : part) {
-    if (p.slots.by_class == nullptr) continue;  // a collective: the TP group's statistics
+    if (p.slots.row == nullptr) continue;  // a collective: the TP group's statistics
     ps += static_cast<std::int64_t>(p.duration.value());  // = to_picoseconds(cost.seconds)
     ++launched;
     p.unaccounted += static_cast<std::uint64_t>(repeat);
@@ -100,24 +106,13 @@ void GpuModule::defer_account(const std::vector<PricedKernel>& part, int repeat)
 
 void GpuModule::settle(const PricedKernel& p) {
   if (p.unaccounted == 0) return;
-  p.slots.by_class->add(p.kernel_copy, p.cost, p.unaccounted);
-  p.slots.by_phase->add(p.kernel_copy, p.cost, p.unaccounted);
+  p.slots.row->add(p.kernel_copy, p.cost, p.unaccounted);
   p.unaccounted = 0;
 }
 
 void GpuModule::settle_all() const {
   for (const auto* part : {&pre_, &layer_, &post_})
     for (const PricedKernel& p : *part) settle(p);
-}
-
-const std::map<std::string, KernelClassStats>& GpuModule::kernel_stats() const {
-  settle_all();
-  return stats_;
-}
-
-const std::map<KernelPhaseKey, KernelClassStats>& GpuModule::kernel_phase_stats() const {
-  settle_all();
-  return phase_stats_;
 }
 
 void GpuModule::launch(proto::KernelLaunch& k, const sc_core::sc_time& issue_time) {
@@ -173,13 +168,13 @@ void GpuModule::price_one(const kernels::Kernel& kernel, PricedKernel& p, bool k
   if (kept && same_shape(p.kernel_copy, kernel)) return;
   settle(p);  // the launches of the shape it replaces
   if (kernels::is_collective(kernel.op)) {  // timed by the group, not run here (no statistics)
-    p = {kernels::KernelCost{}, collective_time(collectives, kernel), StatsSlots{nullptr, nullptr}, {}};
+    p = {kernels::KernelCost{}, collective_time(collectives, kernel), StatsSlots{nullptr}, {}};
   } else {
     const kernels::KernelCost cost = kernel_cost(kernel);
     // The same rounding as sc_time(seconds, SC_SEC) at the 1 ps resolution, without its library call.
-    const auto duration = sc_core::sc_time::from_value(static_cast<sc_dt::uint64>(to_picoseconds(cost.seconds)));
+    const auto duration = sc_core::sc_time::from_value(static_cast<sc_dt::uint64>(proto::to_picoseconds(cost.seconds)));
     // The same statistics rows as the kernel it replaces when name, op and phase stay (attention).
-    const bool same_rows = kept && p.slots.by_class != nullptr && p.kernel_copy.name == kernel.name &&
+    const bool same_rows = kept && p.slots.row != nullptr && p.kernel_copy.name == kernel.name &&
                            p.kernel_copy.op == kernel.op && p.kernel_copy.phase == kernel.phase;
     p = {cost, duration, same_rows ? p.slots : slots_for(kernel), {}};
   }
@@ -262,7 +257,7 @@ void GpuModule::launch_step_with_collectives(proto::StepLaunch& st, const sc_cor
   layer_tally_.clear();
   auto run_one = [&](const PricedKernel& p) {
     issued += L;
-    if (p.slots.by_class != nullptr) {
+    if (p.slots.row != nullptr) {
       issue_bound |= issued > compute_free;
       compute_free = std::max(issued, compute_free) + p.duration;
       return;

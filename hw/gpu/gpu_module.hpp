@@ -16,24 +16,14 @@
 #include "kernels/gpu_spec.hpp"
 #include "kernels/kernel.hpp"
 #include "kernels/roofline.hpp"
-#include "hw/gpu/kernel_class_stats.hpp"
 #include "base/config/schema.hpp"
 #include "base/registry/registry.hpp"
 #include "proto/extensions.hpp"
+#include "proto/kernel_stats.hpp"
 #include "proto/protocol.hpp"
 #include "base/util/trace_recorder.hpp"
 
 namespace ks::hw {
-
-// Kernel class split by the batch phase it served, for kernels.csv.
-struct KernelPhaseKey {
-  std::string name;
-  kernels::OpKind op;
-  kernels::Phase phase;
-  bool operator<(const KernelPhaseKey& o) const {
-    return name != o.name ? name < o.name : phase != o.phase ? phase < o.phase : op < o.op;
-  }
-};
 
 class GpuModule : public sc_core::sc_module {
  public:
@@ -57,8 +47,9 @@ class GpuModule : public sc_core::sc_module {
   sc_core::sc_time stream_free_at(int stream) const;
   double busy_seconds() const { return static_cast<double>(busy_ps_) * 1e-12; }
   std::uint64_t kernels_executed() const { return kernels_executed_; }
-  const std::map<std::string, KernelClassStats>& kernel_stats() const;
-  const std::map<KernelPhaseKey, KernelClassStats>& kernel_phase_stats() const;
+  // Where the kernels it runs are reported, row by kernel class (set before the first launch;
+  // default: a table of its own, which nobody reads).
+  void set_stats_sink(proto::KernelStatsSink& sink);
   // Records every kernel on a track per stream under `process` (nullptr: no tracing, the default).
   void set_trace(util::TraceRecorder* trace, const std::string& process) {
     trace_ = trace;
@@ -73,11 +64,10 @@ class GpuModule : public sc_core::sc_module {
 
  private:
   void trace_kernel(const proto::KernelLaunch& launch);
-  // The report rows a kernel adds to, found by its static name pointer (a hash of a pointer, not
-  // a string compare per launch).
+  // The report row a kernel adds to, found by its static name pointer (a hash of a pointer, not
+  // a string compare per launch). Null: a collective, which the TP group reports.
   struct StatsSlots {
-    KernelClassStats* by_class;
-    KernelClassStats* by_phase;
+    proto::KernelClassStats* row;
   };
   struct SlotKey {
     const char* name;
@@ -126,8 +116,8 @@ class GpuModule : public sc_core::sc_module {
   std::array<sc_core::sc_time, kMaxStreams> stream_free_{};
   std::int64_t busy_ps_ = 0;
   std::uint64_t kernels_executed_ = 0;
-  std::map<std::string, KernelClassStats> stats_;
-  std::map<KernelPhaseKey, KernelClassStats> phase_stats_;
+  proto::KernelStatsTable own_stats_;
+  proto::KernelStatsSink* stats_ = nullptr;
   util::TraceRecorder* trace_ = nullptr;
   std::string trace_process_;
   std::array<int, kMaxStreams> trace_tracks_{};  // -1: not created yet
@@ -143,6 +133,9 @@ struct GpuArgs {
   std::string instance_name;   // SystemC module name
   int device_id = 0;
   config::Params params;
+  // Where the GPU reports the kernels it runs (null: nowhere). A GpuModule also gets it through
+  // set_stats_sink; a socket GPU's model (hw/gpu/socket_gpu.hpp) adds its rows here itself.
+  proto::KernelStatsSink* stats = nullptr;
 };
 
 using GpuRegistry = registry::Registry<GpuModule, const GpuArgs&>;
