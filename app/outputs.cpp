@@ -92,13 +92,11 @@ std::string requests_csv(const Simulation& sim) {
 }
 
 std::string kernels_csv(const Simulation& sim) {
-  std::map<hw::KernelPhaseKey, hw::KernelClassStats> total;
+  std::map<proto::KernelClassKey, proto::KernelClassStats> total;
   double gpu_time = 0;
-  for (const hw::GpuModule* g : sim.gpus()) {
+  for (const proto::KernelStatsTable* g : sim.gpu_stats()) {
     gpu_time += g->busy_seconds();
-    for (const auto& [key, s] : g->kernel_phase_stats()) {
-      total[key].merge(s);
-    }
+    for (const auto& [key, s] : g->rows()) total[key].merge(s);
   }
   std::string out =
       "kernel,op,phase,launches,time_s,share,mean_us,flops,bytes,achieved_tflops,achieved_gbps,bound,roofline_s,"

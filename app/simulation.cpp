@@ -620,7 +620,11 @@ std::vector<int> Simulation::bind_stage_gpus(const std::string& name, int first_
   std::vector<hw::GpuModule*> ranks;
   std::vector<int> devices;
   for (int r = 0; r < tp_; ++r) {
-    gpus_.push_back(gpu_entry.make({name + "_gpu" + std::to_string(r), first_device + r, gpu_p}));
+    // Each GPU reports its kernels to a table of its own (kernels.csv, GPU time).
+    gpu_stats_.push_back(std::make_unique<proto::KernelStatsTable>());
+    proto::KernelStatsTable& stats = *gpu_stats_.back();
+    gpus_.push_back(gpu_entry.make({name + "_gpu" + std::to_string(r), first_device + r, gpu_p, &stats}));
+    gpus_.back()->set_stats_sink(stats);
     ranks.push_back(gpus_.back().get());
     devices.push_back(first_device + r);
   }
@@ -824,7 +828,7 @@ nlohmann::json Simulation::report() const {
 void Simulation::add_utilization_report(nlohmann::json& j) const {
   const serving::BenchmarkSummary s = summary();
   double busy = 0;
-  for (const hw::GpuModule* g : gpus()) busy += g->busy_seconds();
+  for (const proto::KernelStatsTable* g : gpu_stats()) busy += g->busy_seconds();
   const double gpu_seconds = s.duration_s * static_cast<double>(gpus_.size());
   j["gpu_utilization"] = gpu_seconds > 0 ? busy / gpu_seconds : 0.0;
   std::uint64_t batches = 0, sequences = 0;

@@ -80,6 +80,12 @@ class Simulation {
     for (const auto& g : gpus_) out.push_back(g.get());
     return out;
   }
+  // What each GPU reported (in the order of gpus()), for kernels.csv and the GPU time.
+  std::vector<const proto::KernelStatsTable*> gpu_stats() const {
+    std::vector<const proto::KernelStatsTable*> out;
+    for (const auto& t : gpu_stats_) out.push_back(t.get());
+    return out;
+  }
   const serving::MetricsRecorder& metrics() const { return metrics_; }
   // The disaggregated deployment's parts (null without `disaggregation:`).
   const PdParts* disaggregation() const { return pd_.get(); }
@@ -112,6 +118,7 @@ class Simulation {
   std::string output_dir_;
   double price_per_gpu_hour_ = 0;
   std::unique_ptr<sim::Environment> env_;
+  std::vector<std::unique_ptr<proto::KernelStatsTable>> gpu_stats_;  // outlive the GPUs reporting to them
   std::vector<std::unique_ptr<hw::GpuModule>> gpus_;
   // Replica i, pipeline stage s owns GPUs [(i*pp + s)*tp, (i*pp + s + 1)*tp), behind a TpGroup
   // on the fabric when tp > 1; hosts_[i*pp + s] is its worker, tp_groups_[i*pp + s] its group.

@@ -1,7 +1,10 @@
 #pragma once
 // Payload extensions of the GPU protocol. The payload owns its extensions (the payload's
 // destructor deletes them): never attach a stack object. On hot paths take payloads from a
-// PayloadPool, which keeps one extension of each kind attached for reuse.
+// PayloadPool, which keeps one extension of each kind attached for reuse (a reused extension's
+// vectors keep their capacity, so refilling them allocates nothing). Extensions are values: no
+// pointer into the initiator's or any other module's state; what a target reports goes back in
+// the extension's response fields.
 #include <cstdint>
 #include <vector>
 
@@ -33,7 +36,7 @@ struct KernelLaunch : Extension<KernelLaunch> {
   int repeat = 1;
   int layer = -1;                   // -1: not a transformer layer (embedding, lm_head, ...)
   std::uint64_t step = 0;           // engine step id
-  const std::vector<std::uint64_t>* request_ids = nullptr;  // requests in the batch (not owned)
+  std::vector<std::uint64_t> request_ids;  // requests in the batch
   // Collectives only: true lets later compute kernels run while the collective is in flight
   // (nothing consumes its result before the next Synchronize); false (the default) makes the
   // compute stream wait for it, as a TP all-reduce feeding the next layer requires.
@@ -44,34 +47,18 @@ struct KernelLaunch : Extension<KernelLaunch> {
   kernels::KernelCost cost{};       // cost of one repeat
 };
 
-// Launch a whole engine step (pre kernels, `num_layers` identical layers, post kernels) in one
-// transaction: the step-granularity fidelity setting of the host. Kernel i of the step counts as
-// issued at issue + (i + 1) * launch_overhead, exactly as one KernelLaunch per kernel from a host
-// paying launch_overhead before each; the GPU returns the same stream timing and per-kernel
-// statistics. A target that cannot price a step as a whole (a TP group, whose collectives cross
-// the fabric) answers TLM_COMMAND_ERROR_RESPONSE and the host falls back to kernel launches.
-struct StepLaunch : Extension<StepLaunch> {
-  // request
-  const kernels::StepKernels* kernels = nullptr;  // not owned
-  sc_core::sc_time launch_overhead;
-  int stream = 0;
-  std::uint64_t step = 0;
-  const std::vector<std::uint64_t>* request_ids = nullptr;  // not owned
-  // Set by a TP group for its ranks (see hw/gpu/tp_group.hpp): the step's collective kernels
-  // are not run by the GPU but waited for, exactly as when the group sends them over the fabric
-  // one by one. A collective starts when the compute stream has produced its input and
-  // `comm_stream` is free, lasts collectives->duration(kernel), and the compute stream waits for
-  // it. Null: a GPU rejects a step containing collectives (TLM_COMMAND_ERROR_RESPONSE).
-  class CollectiveTimer* collectives = nullptr;
-  int comm_stream = 1;
-  const struct CollectiveTally* tally = nullptr;  // where this rank counts them (null: not here)
-  // Ranks of a TP group run the same shard: the first records its stream times (`record`), the
-  // others get them (`replay`) and take the result directly when their own kernel durations
-  // and starting stream times are the same (else they run the step themselves).
-  struct StepReplay* record = nullptr;
-  const struct StepReplay* replay = nullptr;
-  // response
-  sc_core::sc_time finish;  // completion of the step's last kernel
+// How long one collective of a step takes on its group's links (exclusive to the group).
+struct CollectiveTime {
+  kernels::OpKind op = kernels::OpKind::AllReduce;
+  double bytes = 0;
+  sc_core::sc_time duration;
+};
+
+// A group's collective counters.
+struct CollectiveTally {
+  std::uint64_t count = 0;
+  double seconds = 0;          // summed durations
+  double exposed_seconds = 0;  // compute held back by them
 };
 
 // One rank's step, as another identical rank can reuse it.
@@ -80,20 +67,38 @@ struct StepReplay {
   std::vector<sc_core::sc_time> durations;  // of the pre, one layer's and the post kernels, in order
 };
 
-// Times a TP group's collectives for its ranks' step launches.
-class CollectiveTimer {
- public:
-  virtual ~CollectiveTimer() = default;
-  // Duration of one collective kernel on the group's links (exclusive to it, so idle when the
-  // group's communication stream is).
-  virtual sc_core::sc_time duration(const kernels::Kernel& collective) = 0;
-};
-
-// The group's counters, added to in launch order (as one launch at a time would).
-struct CollectiveTally {
-  std::uint64_t* count;
-  double* seconds;          // summed durations
-  double* exposed_seconds;  // compute held back by them
+// Launch a whole engine step (pre kernels, `num_layers` identical layers, post kernels) in one
+// transaction: the step-granularity fidelity setting of the host. Kernel i of the step counts as
+// issued at issue + (i + 1) * launch_overhead, exactly as one KernelLaunch per kernel from a host
+// paying launch_overhead before each; the GPU returns the same stream timing and per-kernel
+// statistics. A target that cannot price a step as a whole (a TP group, whose collectives cross
+// the fabric) answers TLM_COMMAND_ERROR_RESPONSE and the host falls back to kernel launches.
+struct StepLaunch : Extension<StepLaunch> {
+  // request
+  kernels::StepKernels kernels;
+  sc_core::sc_time launch_overhead;
+  int stream = 0;
+  std::uint64_t step = 0;
+  std::vector<std::uint64_t> request_ids;  // requests in the batch
+  // Set by a TP group for its ranks (see hw/gpu/tp_group.hpp): the step's collective kernels
+  // are not run by the GPU but waited for, exactly as when the group sends them over the fabric
+  // one by one. A collective starts when the compute stream has produced its input and
+  // `comm_stream` is free, lasts its `collective_times` entry (by kind and size), and the
+  // compute stream waits for it. Empty: a GPU rejects a step containing collectives
+  // (TLM_COMMAND_ERROR_RESPONSE).
+  std::vector<CollectiveTime> collective_times;
+  int comm_stream = 1;
+  // The rank that counts the group's collectives (count_collectives) adds each one to `tally`
+  // in launch order, as one launch at a time would; the group reads the totals back.
+  bool count_collectives = false;
+  CollectiveTally tally;
+  // Ranks of a TP group run the same shard: the first records its stream times in `replay`
+  // (Record); the others (Reuse) take its result directly when their own kernel durations and
+  // starting stream times are the same (else they run the step themselves).
+  enum class Replay { None, Record, Reuse } replay_role = Replay::None;
+  StepReplay replay;
+  // response
+  sc_core::sc_time finish;  // completion of the step's last kernel
 };
 
 // Wait until every kernel issued to a stream (or all streams: stream = -1) has finished.

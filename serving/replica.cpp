@@ -24,7 +24,6 @@ Replica::Replica(sim::Environment& env, ReplicaSpec spec, std::vector<proto::Ste
       spec_(std::move(spec)),
       hosts_(std::move(stage_hosts)),
       links_(std::move(links)),
-      host_(*hosts_.at(0)),
       kv_(std::move(kv)),
       scheduler_(std::move(scheduler)),
       metrics_(metrics),
@@ -34,17 +33,14 @@ Replica::Replica(sim::Environment& env, ReplicaSpec spec, std::vector<proto::Ste
   if (static_cast<int>(hosts_.size()) != pp || static_cast<int>(links_.size()) != pp - 1)
     throw std::invalid_argument("replica '" + spec_.name + "': pp=" + std::to_string(pp) + " needs " +
                                 std::to_string(pp) + " stage hosts and " + std::to_string(pp - 1) + " links");
-  if (pp == 1) {
-    env_.process([this] { engine_loop(); }, spec_.name + ".engine");
-    return;
+  for (int s = 0; s < pp; ++s) slots_.push_back(std::make_unique<MicroBatch>());
+  if (pp > 1) {  // pp = 1: the one stage runs in the engine process
+    for (int s = 0; s < pp; ++s) stage_inbox_.push_back(std::make_unique<sim::Store<Handover>>(env_));
+    done_ = std::make_unique<sim::Store<MicroBatch*>>(env_);
   }
-  for (int s = 0; s < pp; ++s) {
-    slots_.push_back(std::make_unique<MicroBatch>());
-    stage_inbox_.push_back(std::make_unique<sim::Store<Handover>>(env_));
-  }
-  done_ = std::make_unique<sim::Store<MicroBatch*>>(env_);
-  env_.process([this] { pipeline_loop(); }, spec_.name + ".engine");
-  for (int s = 0; s < pp; ++s) env_.process([this, s] { stage_loop(s); }, spec_.name + ".stage" + std::to_string(s));
+  env_.process([this] { engine_loop(); }, spec_.name + ".engine");
+  for (int s = 0; pp > 1 && s < pp; ++s)
+    env_.process([this, s] { stage_loop(s); }, spec_.name + ".stage" + std::to_string(s));
 }
 
 void Replica::set_speculative(const SpecDecodeConfig& spec, std::uint64_t seed) {
@@ -101,23 +97,24 @@ void Replica::submit(Request* request) {
   inbox_.put(request);
 }
 
-void Replica::to_batch(const StepPlan& plan, kernels::StepBatch& batch, std::vector<std::uint64_t>& ids) {
+void Replica::to_batch(MicroBatch& mb) {
+  kernels::StepBatch& batch = mb.batch;
   batch.prefills.clear();  // refilled in place: no allocation per step
   batch.decode_contexts.clear();
-  ids.clear();
-  decode_queries_.clear();
-  decode_drafts_.clear();
-  batch.decode_contexts.reserve(plan.sequences.size());
-  for (const ScheduledSequence& s : plan.sequences) {
+  mb.request_ids.clear();
+  mb.decode_queries.clear();
+  mb.decode_drafts.clear();
+  batch.decode_contexts.reserve(mb.plan.sequences.size());
+  for (const ScheduledSequence& s : mb.plan.sequences) {
     const Request& r = *s.request;
-    ids.push_back(r.id);
+    mb.request_ids.push_back(r.id);
     // A speculative decode also verifies its drafts: tokens = 1 + drafts.
     const bool decode = (s.tokens == 1 || spec_decode_) && r.generated > 0 && s.cached_before == r.sequence_length() - 1;
     if (decode) {
       batch.decode_contexts.push_back(s.cached_before + 1);
       if (spec_decode_) {
-        decode_queries_.push_back(s.tokens);
-        decode_drafts_.push_back(s.tokens - 1);
+        mb.decode_queries.push_back(s.tokens);
+        mb.decode_drafts.push_back(s.tokens - 1);
       }
     } else {
       const bool last = s.cached_before + s.tokens == r.sequence_length();
@@ -126,38 +123,106 @@ void Replica::to_batch(const StepPlan& plan, kernels::StepBatch& batch, std::vec
   }
 }
 
+// vLLM v1's step_with_batch_queue: schedule while the queue has room and something can be
+// scheduled; otherwise block on the oldest in-flight batch.
 void Replica::engine_loop() {
+  const int depth = spec_.parallel.pp;  // micro-batches in flight at most
   for (;;) {
-    if (!scheduler_->has_work()) scheduler_->add(inbox_.get());  // idle: sleep until a request
-    while (auto r = inbox_.try_get()) scheduler_->add(*r);
-
-    StepPlan& plan = plan_;
-    scheduler_->schedule(plan);
-    if (plan.empty())
-      throw std::runtime_error("replica '" + spec_.name + "' cannot schedule any request (KV cache of " +
-                               std::to_string(kv_->num_blocks()) + " blocks)");
-    stats_.preemptions += plan.preempted.size();
-    for (const ScheduledSequence& s : plan.sequences)
-      if (s.request->first_scheduled_s < 0) s.request->first_scheduled_s = env_.now_seconds();
-    copy_host_kv();
-
-    to_batch(plan, batch_, batch_ids_);
-    if (spec_decode_) {
-      speculative_step(plan);
-      finish_step(plan);
+    take_requests();
+    if (in_flight_ < depth && schedule_next()) {
+      // One stage: it ran in this process, so the batch is out before anything else happens.
+      if (depth == 1) retire(*slots_.front());
       continue;
     }
-    // A multi-step batch: the host prepares once and processes the outputs once; in between, the
-    // GPU runs one pass after another with every context one token longer.
-    for (int pass = 0; pass < plan.steps; ++pass) {
-      if (pass > 0)
-        for (std::int64_t& context : batch_.decode_contexts) ++context;
-      const kernels::StepKernels& step = decomposer_.decompose(batch_);
-      const proto::HostPhases phases{pass == 0, pass == plan.steps - 1};
-      account(host_.execute_step(step, proto::step_shape(batch_, spec_.parallel.tp), stats_.steps, &batch_ids_, phases));
-      ++stats_.steps;
+    retire(*done_->get());
+  }
+}
+
+void Replica::take_requests() {
+  if (in_flight_ == 0 && !scheduler_->has_work()) scheduler_->add(inbox_.get());  // idle: sleep until a request
+  while (auto r = inbox_.try_get()) scheduler_->add(*r);
+}
+
+// Schedules into the next free slot and dispatches the batch.
+bool Replica::schedule_next() {
+  MicroBatch& mb = *slots_[stats_.steps % slots_.size()];  // batches retire in order: this one is free
+  scheduler_->schedule(mb.plan);
+  if (mb.plan.steps > 1 && spec_.parallel.pp > 1)  // the scenario check rejects this; a library user gets told here
+    throw std::logic_error("replica '" + spec_.name + "': multi-step scheduling with pipeline parallelism is not modelled");
+  stats_.preemptions += mb.plan.preempted.size();
+  if (mb.plan.empty()) {
+    if (in_flight_ == 0)
+      throw std::runtime_error("replica '" + spec_.name + "' cannot schedule any request (KV cache of " +
+                               std::to_string(kv_->num_blocks()) + " blocks)");
+    return false;
+  }
+  for (const ScheduledSequence& s : mb.plan.sequences) {
+    s.request->in_flight = true;
+    if (s.request->first_scheduled_s < 0) s.request->first_scheduled_s = env_.now_seconds();
+  }
+  copy_host_kv();
+  dispatch(mb);
+  return true;
+}
+
+void Replica::dispatch(MicroBatch& mb) {
+  mb.step = stats_.steps;
+  stats_.steps += static_cast<std::uint64_t>(mb.plan.steps);
+  to_batch(mb);
+  mb.shape = proto::step_shape(mb.batch, spec_.parallel.tp);
+  ++in_flight_;
+  if (spec_.parallel.pp == 1) {
+    run_stage(mb, 0);
+    return;
+  }
+  kernels::decompose_stages(spec_.model, mb.batch, spec_.weight_dtype, spec_.kv_dtype, spec_.parallel, mb.stages);
+  stage_inbox_.front()->put({&mb, sc_core::sc_time_stamp()});
+}
+
+// One stage's work on a batch. A multi-step batch: the host prepares once and processes the
+// outputs once; in between, the GPU runs one pass after another with every context one token
+// longer.
+void Replica::run_stage(MicroBatch& mb, int stage) {
+  if (spec_decode_) {  // pp = 1 only (set_speculative)
+    speculative_step(mb);
+    return;
+  }
+  const int pp = spec_.parallel.pp;
+  proto::StepExecutor& host = *hosts_[static_cast<std::size_t>(stage)];
+  for (int pass = 0; pass < mb.plan.steps; ++pass) {
+    if (pass > 0)
+      for (std::int64_t& context : mb.batch.decode_contexts) ++context;
+    const kernels::StepKernels& kernels =
+        pp == 1 ? decomposer_.decompose(mb.batch) : mb.stages[static_cast<std::size_t>(stage)];
+    const proto::HostPhases phases{stage == 0 && pass == 0, stage == pp - 1 && pass == mb.plan.steps - 1};
+    account(host.execute_step(kernels, mb.shape, mb.step + static_cast<std::uint64_t>(pass), &mb.request_ids, phases));
+  }
+}
+
+void Replica::retire(MicroBatch& mb) {
+  --in_flight_;
+  for (const ScheduledSequence& s : mb.plan.sequences) s.request->in_flight = false;
+  finish_step(mb.plan);
+}
+
+void Replica::stage_loop(int stage) {
+  const int pp = spec_.parallel.pp;
+  for (;;) {
+    const Handover in = stage_inbox_[static_cast<std::size_t>(stage)]->get();
+    if (in.arrival > sc_core::sc_time_stamp()) env_.hold(in.arrival - sc_core::sc_time_stamp());
+    MicroBatch& mb = *in.batch;
+    run_stage(mb, stage);
+    if (stage == pp - 1) {
+      done_->put(&mb);
+      continue;
     }
-    finish_step(plan);
+    const kernels::Phase phase = mb.batch.prefills.empty() ? kernels::Phase::Decode
+                                 : mb.batch.decode_contexts.empty() ? kernels::Phase::Prefill
+                                                                    : kernels::Phase::Mixed;
+    const double bytes =
+        kernels::pp_send_bytes(spec_.model, mb.batch.num_tokens(), spec_.weight_dtype, spec_.parallel.tp);
+    const sc_core::sc_time arrival = links_[static_cast<std::size_t>(stage)]->send(bytes, phase, mb.step);
+    stage_inbox_[static_cast<std::size_t>(stage) + 1]->put({&mb, arrival});
   }
 }
 
@@ -183,12 +248,13 @@ const char* draft_kernel_name(const char* name) {
 // tokens, then one pass per further draft position over the decodes that still draft; n-gram
 // prompt lookup costs CPU time per drafting sequence. Then the target verifies 1 + drafts
 // tokens per decode in one forward pass.
-void Replica::speculative_step(const StepPlan&) {
+void Replica::speculative_step(MicroBatch& mb) {
   const SpecDecodeConfig& sd = *spec_decode_;
-  const std::uint64_t step_id = stats_.steps;
+  const std::uint64_t step_id = mb.step;
+  proto::StepExecutor& host = *hosts_.front();
   bool prepared = false;
   std::int64_t max_drafts = 0, drafting = 0;
-  for (const std::int64_t d : decode_drafts_) {
+  for (const std::int64_t d : mb.decode_drafts) {
     max_drafts = std::max(max_drafts, d);
     drafting += d > 0 ? 1 : 0;
   }
@@ -204,9 +270,9 @@ void Replica::speculative_step(const StepPlan&) {
     for (std::int64_t pass = 0; pass < std::max<std::int64_t>(max_drafts, 1); ++pass) {
       draft_batch_.prefills.clear();
       draft_batch_.decode_contexts.clear();
-      if (pass == 0) draft_batch_.prefills = batch_.prefills;
-      for (std::size_t i = 0; i < batch_.decode_contexts.size(); ++i)
-        if (decode_drafts_[i] > pass) draft_batch_.decode_contexts.push_back(batch_.decode_contexts[i] + pass);
+      if (pass == 0) draft_batch_.prefills = mb.batch.prefills;
+      for (std::size_t i = 0; i < mb.batch.decode_contexts.size(); ++i)
+        if (mb.decode_drafts[i] > pass) draft_batch_.decode_contexts.push_back(mb.batch.decode_contexts[i] + pass);
       if (draft_batch_.empty()) break;
       draft_kernels_ = draft_decomposer_->decompose(draft_batch_);
       for (auto* list : {&draft_kernels_.pre, &draft_kernels_.per_layer, &draft_kernels_.post})
@@ -222,17 +288,16 @@ void Replica::speculative_step(const StepPlan&) {
         fc.phase = draft_kernels_.per_layer.front().phase;
         draft_kernels_.pre.push_back(fc);
       }
-      account(host_.execute_step(draft_kernels_, proto::step_shape(draft_batch_, spec_.parallel.tp), step_id,
-                                 &batch_ids_, proto::HostPhases{!prepared, false}));
+      account(host.execute_step(draft_kernels_, proto::step_shape(draft_batch_, spec_.parallel.tp), step_id,
+                                 &mb.request_ids, proto::HostPhases{!prepared, false}));
       prepared = true;
       ++stats_.spec_draft_passes;
     }
   }
-  const kernels::StepKernels& verify = decomposer_.decompose(batch_, &decode_queries_);
-  proto::StepShape shape = proto::step_shape(batch_, spec_.parallel.tp);
-  for (const std::int64_t d : decode_drafts_) shape.tokens += d;
-  account(host_.execute_step(verify, shape, step_id, &batch_ids_, proto::HostPhases{!prepared, true}));
-  ++stats_.steps;
+  const kernels::StepKernels& verify = decomposer_.decompose(mb.batch, &mb.decode_queries);
+  proto::StepShape shape = proto::step_shape(mb.batch, spec_.parallel.tp);
+  for (const std::int64_t d : mb.decode_drafts) shape.tokens += d;
+  account(host.execute_step(verify, shape, step_id, &mb.request_ids, proto::HostPhases{!prepared, true}));
 }
 
 void Replica::account(const proto::StepTiming& timing) {
@@ -263,76 +328,6 @@ void Replica::finish_step(const StepPlan& plan) {
   outstanding_ -= outcome.finished.size();
   if (on_finish_)
     for (Request* r : outcome.finished) on_finish_(*r);
-}
-
-// vLLM v1's step_with_batch_queue: schedule while the queue has room and something can be
-// scheduled; otherwise block on the oldest in-flight batch.
-void Replica::pipeline_loop() {
-  const int pp = spec_.parallel.pp;
-  for (;;) {
-    if (in_flight_ == 0 && !scheduler_->has_work()) scheduler_->add(inbox_.get());  // idle
-    while (auto r = inbox_.try_get()) scheduler_->add(*r);
-    bool scheduled = false;
-    if (in_flight_ < pp) {
-      StepPlan plan = scheduler_->schedule();
-      if (plan.steps > 1)  // the scenario check rejects this; a library user gets told here
-        throw std::logic_error("replica '" + spec_.name + "': multi-step scheduling with pipeline parallelism is not modelled");
-      stats_.preemptions += plan.preempted.size();
-      if (!plan.empty()) {
-        copy_host_kv();
-        dispatch(std::move(plan));
-        scheduled = true;
-      } else if (in_flight_ == 0) {
-        throw std::runtime_error("replica '" + spec_.name + "' cannot schedule any request (KV cache of " +
-                                 std::to_string(kv_->num_blocks()) + " blocks)");
-      }
-    }
-    if (!scheduled) retire(*done_->get());
-  }
-}
-
-void Replica::dispatch(StepPlan plan) {
-  MicroBatch& mb = *slots_[stats_.steps % slots_.size()];  // batches retire in order
-  mb.plan = std::move(plan);
-  mb.step = stats_.steps++;
-  for (const ScheduledSequence& s : mb.plan.sequences) {
-    s.request->in_flight = true;
-    if (s.request->first_scheduled_s < 0) s.request->first_scheduled_s = env_.now_seconds();
-  }
-  to_batch(mb.plan, mb.batch, mb.request_ids);
-  kernels::decompose_stages(spec_.model, mb.batch, spec_.weight_dtype, spec_.kv_dtype, spec_.parallel, mb.stages);
-  mb.shape = proto::step_shape(mb.batch, spec_.parallel.tp);
-  ++in_flight_;
-  stage_inbox_.front()->put({&mb, sc_core::sc_time_stamp()});
-}
-
-void Replica::retire(MicroBatch& mb) {
-  --in_flight_;
-  for (const ScheduledSequence& s : mb.plan.sequences) s.request->in_flight = false;
-  finish_step(mb.plan);
-}
-
-void Replica::stage_loop(int stage) {
-  const int pp = spec_.parallel.pp;
-  const proto::HostPhases phases{stage == 0, stage == pp - 1};
-  for (;;) {
-    const Handover in = stage_inbox_[static_cast<std::size_t>(stage)]->get();
-    if (in.arrival > sc_core::sc_time_stamp()) env_.hold(in.arrival - sc_core::sc_time_stamp());
-    MicroBatch& mb = *in.batch;
-    account(hosts_[static_cast<std::size_t>(stage)]->execute_step(mb.stages[static_cast<std::size_t>(stage)], mb.shape,
-                                                                  mb.step, &mb.request_ids, phases));
-    if (stage == pp - 1) {
-      done_->put(&mb);
-      continue;
-    }
-    const kernels::Phase phase = mb.batch.prefills.empty() ? kernels::Phase::Decode
-                                 : mb.batch.decode_contexts.empty() ? kernels::Phase::Prefill
-                                                                    : kernels::Phase::Mixed;
-    const double bytes =
-        kernels::pp_send_bytes(spec_.model, mb.batch.num_tokens(), spec_.weight_dtype, spec_.parallel.tp);
-    const sc_core::sc_time arrival = links_[static_cast<std::size_t>(stage)]->send(bytes, phase, mb.step);
-    stage_inbox_[static_cast<std::size_t>(stage) + 1]->put({&mb, arrival});
-  }
 }
 
 namespace {

@@ -3,16 +3,19 @@
 // turns it into kernels and runs them through its host CPU module, step after step. It holds no
 // per-request thread; requests arrive through an inbox store.
 //
-// Pipeline parallelism (parallel.pp > 1) runs as vLLM v1's engine core with a batch queue: the
+// One engine core for every pipeline depth, as vLLM v1's engine core with a batch queue: the
 // engine keeps up to pp micro-batches in flight. While the queue has room it schedules the next
 // batch (from requests in no in-flight batch) and hands it to stage 0; when the queue is full
 // or nothing can be scheduled, it waits for the oldest batch to leave the last stage and
-// applies its tokens. Each stage is a process with its own host CPU module (a worker) on its
-// own GPU or TP group: it takes batches in order, runs its layers, and sends the activations to
-// the next stage over an ActivationChannel (hw::PipelineLink on the fabric). Stage 0 prepares
-// the batch, the last stage samples and processes the outputs; TTFT/TPOT/ITL stamp the time a
-// batch leaves it. Hosts and links are reached only through the contract's sc_interfaces
-// (proto/engine.hpp: StepExecutor, ActivationChannel).
+// applies its tokens. pp = 1 is the one-stage case: its stage runs inside the engine process,
+// so the queue is full as soon as a batch is dispatched and the batch is out when it returns.
+// With pp > 1 each stage is a process with its own host CPU module (a worker) on its own GPU or
+// TP group: it takes batches in order, runs its layers, and sends the activations to the next
+// stage over an ActivationChannel (hw::PipelineLink on the fabric). Stage 0 prepares the batch,
+// the last stage samples and processes the outputs; TTFT/TPOT/ITL stamp the time a batch leaves
+// it. Intake, the "cannot schedule" error, multi-step passes, speculative decoding and the host
+// KV tier's copies exist once, for every depth. Hosts and links are reached only through the
+// contract's sc_interfaces (proto/engine.hpp: StepExecutor, ActivationChannel).
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -109,14 +112,17 @@ class Replica {
   }
 
  private:
-  // A step on its way through the pipeline (pp > 1).
+  // A scheduled batch on its way through the pipeline's stages. pp = 1 is a one-stage pipeline
+  // whose stage runs in the engine process itself (no hand-over, no extra process switch).
   struct MicroBatch {
     StepPlan plan;
-    std::uint64_t step = 0;
+    std::uint64_t step = 0;  // id of its first pass (a multi-step batch runs plan.steps passes)
     kernels::StepBatch batch;
     std::vector<std::uint64_t> request_ids;
-    std::vector<kernels::StepKernels> stages;  // per stage
+    std::vector<kernels::StepKernels> stages;  // per stage (pp > 1; pp = 1 decomposes per pass)
     proto::StepShape shape;
+    // Speculative decoding, per decode of `batch`: 1 + its drafts, and its drafts.
+    std::vector<std::int64_t> decode_queries, decode_drafts;
   };
   struct Handover {
     MicroBatch* batch;
@@ -124,34 +130,33 @@ class Replica {
   };
 
   void engine_loop();
-  void pipeline_loop();
-  void stage_loop(int stage);
-  void dispatch(StepPlan plan);
+  void take_requests();
+  bool schedule_next();  // false: nothing could be scheduled
+  void dispatch(MicroBatch& batch);
+  void run_stage(MicroBatch& batch, int stage);
+  void stage_loop(int stage);  // pp > 1: stage `stage` as a process of its own
   void retire(MicroBatch& batch);
   void account(const proto::StepTiming& timing);
   void finish_step(const StepPlan& plan);
-  void to_batch(const StepPlan& plan, kernels::StepBatch& batch, std::vector<std::uint64_t>& ids);
+  void to_batch(MicroBatch& batch);
   // One speculative step: the proposer's passes, then the verification of every decode's drafts.
-  void speculative_step(const StepPlan& plan);
+  void speculative_step(MicroBatch& batch);
 
   sim::Environment& env_;
   ReplicaSpec spec_;
   std::vector<proto::StepExecutor*> hosts_;  // one per pipeline stage
   std::vector<proto::ActivationChannel*> links_;
-  proto::StepExecutor& host_;
   std::unique_ptr<KvBlockManager> kv_;
   std::unique_ptr<BatchScheduler> scheduler_;
   MetricsRecorder& metrics_;
   sim::Store<Request*> inbox_;
   std::size_t outstanding_ = 0;
   ReplicaStats stats_;
-  StepPlan plan_;         // refilled every step (engine_loop)
   StepOutcome outcome_;   // refilled every step (finish_step)
-  std::vector<std::uint64_t> batch_ids_;
-  kernels::StepBatch batch_;  // refilled every step
-  kernels::StepDecomposer decomposer_;  // refills its kernels every step
+  kernels::StepDecomposer decomposer_;  // pp = 1: refills its kernels every pass
   std::function<void(Request&)> on_finish_;
-  // Pipeline: a slot per in-flight micro-batch (reused in order), a queue per stage, and the
+  // A slot per in-flight micro-batch (pp of them, reused in order: batches retire in order;
+  // refilled in place, so no allocation per step); with pp > 1 a queue per stage and the
   // batches that have left the last stage.
   std::vector<std::unique_ptr<MicroBatch>> slots_;
   std::vector<std::unique_ptr<sim::Store<Handover>>> stage_inbox_;
@@ -163,8 +168,6 @@ class Replica {
   std::unique_ptr<SpecDecodeConfig> spec_decode_;
   std::unique_ptr<kernels::StepDecomposer> draft_decomposer_;
   std::unique_ptr<util::Rng> spec_rng_;
-  std::vector<std::int64_t> decode_queries_;  // per decode of batch_: 1 + its drafts
-  std::vector<std::int64_t> decode_drafts_;   // per decode of batch_
   kernels::StepBatch draft_batch_;
   kernels::StepKernels draft_kernels_;
 

@@ -11,6 +11,9 @@
 //     the completion (hw/host/host_cpu.cpp);
 //   * StreamWait holds later kernels back until its time; anything else (e.g. a StepLaunch) is
 //     answered with TLM_COMMAND_ERROR_RESPONSE, and the host falls back to kernel launches.
+//   * statistics go to the sink it is given (proto/kernel_stats.hpp; the app hands one to every
+//     GPU, `GpuArgs::stats` for a plug-in): each kernel adds one launch to its row when it is
+//     done, so it shows up in kernels.csv like a built-in GPU's kernels.
 // One in-order engine: every stream shares it (a deliberately simple queueing model). KernelLaunch
 // start/finish are left unset: completion is observed with Synchronize only.
 #include <cmath>
@@ -21,6 +24,7 @@
 #include <tlm>
 
 #include "proto/extensions.hpp"
+#include "proto/kernel_stats.hpp"
 #include "proto/protocol.hpp"
 
 namespace contract_gpu {
@@ -30,8 +34,10 @@ class ContractGpu : public sc_core::sc_module {
   ks::proto::GpuTargetSocket<ContractGpu> socket{"socket"};
 
   SC_HAS_PROCESS(ContractGpu);
-  ContractGpu(const sc_core::sc_module_name& name, double peak_flops, sc_core::sc_time launch_latency)
-      : sc_core::sc_module(name), peak_flops_(peak_flops), launch_latency_(launch_latency) {
+  // `stats`: where finished kernels are reported (null: nowhere).
+  ContractGpu(const sc_core::sc_module_name& name, double peak_flops, sc_core::sc_time launch_latency,
+              ks::proto::KernelStatsSink* stats = nullptr)
+      : sc_core::sc_module(name), peak_flops_(peak_flops), launch_latency_(launch_latency), stats_(stats) {
     socket.register_b_transport(this, &ContractGpu::b_transport);
     SC_THREAD(serve);
   }
@@ -49,13 +55,14 @@ class ContractGpu : public sc_core::sc_module {
     sc_core::sc_time not_before;  // issue time (absolute)
     sc_core::sc_time duration;
     bool kernel;  // false: a StreamWait marker
+    ks::kernels::Kernel what{};  // the kernel (for statistics)
   };
 
   void b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay) {
     p.set_response_status(tlm::TLM_OK_RESPONSE);
     const sc_core::sc_time issue = sc_core::sc_time_stamp() + delay;
     if (auto* k = p.get_extension<ks::proto::KernelLaunch>()) {
-      for (int i = 0; i < k->repeat; ++i) queue_.push_back({issue, kernel_time(k->kernel.flops), true});
+      for (int i = 0; i < k->repeat; ++i) queue_.push_back({issue, kernel_time(k->kernel.flops), true, k->kernel});
       queued_.notify();
     } else if (auto* w = p.get_extension<ks::proto::StreamWait>()) {
       queue_.push_back({w->until > issue ? w->until : issue, sc_core::SC_ZERO_TIME, false});
@@ -79,14 +86,23 @@ class ContractGpu : public sc_core::sc_module {
       if (job.kernel) {
         busy_ += job.duration;
         ++kernels_done_;
+        if (stats_ != nullptr) report(job);
       }
       queue_.pop_front();
       if (queue_.empty()) idle_.notify();
     }
   }
 
+  // Compute-bound by construction: its time is the launch latency plus the FLOPs at peak.
+  void report(const Job& job) {
+    const double launch = launch_latency_.to_seconds(), seconds = job.duration.to_seconds();
+    const ks::kernels::KernelCost cost{seconds, seconds - launch, 0.0, launch, ks::kernels::Bound::Compute, 1.0};
+    stats_->row({job.what.name, job.what.op, job.what.phase}).add(job.what, cost, 1);
+  }
+
   double peak_flops_;
   sc_core::sc_time launch_latency_;
+  ks::proto::KernelStatsSink* stats_;
   std::deque<Job> queue_;
   sc_core::sc_event queued_, idle_;
   std::uint64_t kernels_done_ = 0;

@@ -12,6 +12,13 @@ GpuModule::GpuModule(const sc_core::sc_module_name& name, int device_id)
     : sc_core::sc_module(name), socket("socket"), device_id_(device_id) {
   socket.register_b_transport(this, &GpuModule::b_transport);
   trace_tracks_.fill(-1);
+  set_stats_sink(own_stats_);
+}
+
+void GpuModule::set_stats_sink(proto::KernelStatsSink& sink) {
+  if (!slots_.empty()) throw std::logic_error(std::string(name()) + ": stats sink set after the first launch");
+  stats_ = &sink;
+  sink.settle_before_reading([this] { settle_all(); });
 }
 
 sc_core::sc_time GpuModule::stream_free_at(int stream) const {
@@ -28,14 +35,13 @@ void GpuModule::b_transport(tlm::tlm_generic_payload& payload, sc_core::sc_time&
     }
     launch(*k, issue);  // asynchronous: the launcher's time does not move
   } else if (auto* st = payload.get_extension<proto::StepLaunch>()) {
-    if (st->stream < 0 || st->stream >= kMaxStreams || st->kernels == nullptr || st->comm_stream < 0 ||
-        st->comm_stream >= kMaxStreams) {
+    if (st->stream < 0 || st->stream >= kMaxStreams || st->comm_stream < 0 || st->comm_stream >= kMaxStreams) {
       payload.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
       return;
     }
-    if (st->collectives == nullptr) {
+    if (st->collective_times.empty()) {
       // A step whose only change since a checked one is attention has no collective either.
-      const kernels::StepKernels& step = *st->kernels;
+      const kernels::StepKernels& step = st->kernels;
       if ((step.base == 0 || step.base != no_collective_version_) && has_collective(step)) {
         payload.set_response_status(tlm::TLM_COMMAND_ERROR_RESPONSE);  // only a TP group can time them
         return;
@@ -68,20 +74,19 @@ std::size_t GpuModule::SlotKeyHash::operator()(const SlotKey& k) const {
 GpuModule::StatsSlots GpuModule::slots_for(const kernels::Kernel& kernel) {
   const SlotKey key{kernel.name, kernel.op, kernel.phase};
   if (auto it = slots_.find(key); it != slots_.end()) return it->second;
-  // std::map nodes never move, so the pointers stay valid.
-  const StatsSlots slots{&stats_[kernel.name], &phase_stats_[{kernel.name, kernel.op, kernel.phase}]};
+  // A sink's rows stay where they are, so the pointers stay valid.
+  const StatsSlots slots{&stats_->row({kernel.name, kernel.op, kernel.phase})};
   slots_.emplace(key, slots);
   return slots;
 }
 
 void GpuModule::account(const kernels::Kernel& kernel, const kernels::KernelCost& cost, int repeat,
                         const StatsSlots& slots) {
-  if (slots.by_class == nullptr) return;  // a collective: the TP group's statistics
+  if (slots.row == nullptr) return;  // a collective: the TP group's statistics
   const auto n = static_cast<std::uint64_t>(repeat);
-  busy_ps_ += to_picoseconds(cost.seconds) * repeat;
+  busy_ps_ += proto::to_picoseconds(cost.seconds) * repeat;
   kernels_executed_ += n;
-  slots.by_class->add(kernel, cost, n);
-  slots.by_phase->add(kernel, cost, n);
+  slots.row->add(kernel, cost, n);
 }
 
 // `repeat` launches of each priced kernel of a part: the GPU's totals now (integer sums: the same
@@ -90,7 +95,7 @@ void GpuModule::defer_account(const std::vector<PricedKernel>& part, int repeat)
   std::int64_t ps = 0;
   std::uint64_t launched = 0;
   for (const PricedKernel& p : part) {
-    if (p.slots.by_class == nullptr) continue;  // a collective: the TP group's statistics
+    if (p.slots.row == nullptr) continue;  // a collective: the TP group's statistics
     ps += static_cast<std::int64_t>(p.duration.value());  // = to_picoseconds(cost.seconds)
     ++launched;
     p.unaccounted += static_cast<std::uint64_t>(repeat);
@@ -101,24 +106,13 @@ void GpuModule::defer_account(const std::vector<PricedKernel>& part, int repeat)
 
 void GpuModule::settle(const PricedKernel& p) {
   if (p.unaccounted == 0) return;
-  p.slots.by_class->add(p.kernel_copy, p.cost, p.unaccounted);
-  p.slots.by_phase->add(p.kernel_copy, p.cost, p.unaccounted);
+  p.slots.row->add(p.kernel_copy, p.cost, p.unaccounted);
   p.unaccounted = 0;
 }
 
 void GpuModule::settle_all() const {
   for (const auto* part : {&pre_, &layer_, &post_})
     for (const PricedKernel& p : *part) settle(p);
-}
-
-const std::map<std::string, KernelClassStats>& GpuModule::kernel_stats() const {
-  settle_all();
-  return stats_;
-}
-
-const std::map<KernelPhaseKey, KernelClassStats>& GpuModule::kernel_phase_stats() const {
-  settle_all();
-  return phase_stats_;
 }
 
 void GpuModule::launch(proto::KernelLaunch& k, const sc_core::sc_time& issue_time) {
@@ -158,7 +152,7 @@ bool GpuModule::has_collective(const kernels::StepKernels& step) {
 }
 
 void GpuModule::price(const std::vector<kernels::Kernel>& kernels, std::vector<PricedKernel>& out,
-                      proto::CollectiveTimer* collectives) {
+                      const std::vector<proto::CollectiveTime>& collectives) {
   // Consecutive steps mostly repeat their kernels (the same batch size: the same GEMMs and
   // elementwise kernels; only attention moves with the context lengths).
   const bool reuse = reuses_kernel_costs();
@@ -170,21 +164,28 @@ void GpuModule::price(const std::vector<kernels::Kernel>& kernels, std::vector<P
 
 // `p` held the same position's kernel of the previous step (`kept`) or nothing.
 void GpuModule::price_one(const kernels::Kernel& kernel, PricedKernel& p, bool kept,
-                          proto::CollectiveTimer* collectives) {
+                          const std::vector<proto::CollectiveTime>& collectives) {
   if (kept && same_shape(p.kernel_copy, kernel)) return;
   settle(p);  // the launches of the shape it replaces
   if (kernels::is_collective(kernel.op)) {  // timed by the group, not run here (no statistics)
-    p = {kernels::KernelCost{}, collectives->duration(kernel), StatsSlots{nullptr, nullptr}, {}};
+    p = {kernels::KernelCost{}, collective_time(collectives, kernel), StatsSlots{nullptr}, {}};
   } else {
     const kernels::KernelCost cost = kernel_cost(kernel);
     // The same rounding as sc_time(seconds, SC_SEC) at the 1 ps resolution, without its library call.
-    const auto duration = sc_core::sc_time::from_value(static_cast<sc_dt::uint64>(to_picoseconds(cost.seconds)));
+    const auto duration = sc_core::sc_time::from_value(static_cast<sc_dt::uint64>(proto::to_picoseconds(cost.seconds)));
     // The same statistics rows as the kernel it replaces when name, op and phase stay (attention).
-    const bool same_rows = kept && p.slots.by_class != nullptr && p.kernel_copy.name == kernel.name &&
+    const bool same_rows = kept && p.slots.row != nullptr && p.kernel_copy.name == kernel.name &&
                            p.kernel_copy.op == kernel.op && p.kernel_copy.phase == kernel.phase;
     p = {cost, duration, same_rows ? p.slots : slots_for(kernel), {}};
   }
   p.kernel_copy = kernel;
+}
+
+sc_core::sc_time GpuModule::collective_time(const std::vector<proto::CollectiveTime>& times,
+                                            const kernels::Kernel& collective) const {
+  for (const proto::CollectiveTime& t : times)
+    if (t.op == collective.op && t.bytes == collective.bytes) return t.duration;
+  throw std::logic_error(std::string(name()) + ": no time given for collective '" + collective.name + "'");
 }
 
 // Everything a kernel's price and report rows depend on.
@@ -203,18 +204,18 @@ bool GpuModule::same_shape(const kernels::Kernel& a, const kernels::Kernel& b) {
 // throughout, so the result is exactly the per-kernel one. Statistics are added in the same
 // statistics are exact integer sums, so kernels.csv is identical too.
 void GpuModule::launch_step(proto::StepLaunch& st, const sc_core::sc_time& issue_time) {
-  const kernels::StepKernels& step = *st.kernels;
+  const kernels::StepKernels& step = st.kernels;
   if (step.base != 0 && step.base == priced_version_ && reuses_kernel_costs()) {
     // Only per_layer[changed_begin, changed_end) differ from the kernels priced last time.
     for (std::size_t i = step.changed_begin; i < step.changed_end; ++i)
-      price_one(step.per_layer[i], layer_[i], true, st.collectives);
+      price_one(step.per_layer[i], layer_[i], true, st.collective_times);
   } else {
-    price(step.pre, pre_, st.collectives);
-    price(step.per_layer, layer_, st.collectives);
-    price(step.post, post_, st.collectives);
+    price(step.pre, pre_, st.collective_times);
+    price(step.per_layer, layer_, st.collective_times);
+    price(step.post, post_, st.collective_times);
   }
   priced_version_ = step.version;
-  if (st.collectives != nullptr && has_collective(step)) {
+  if (!st.collective_times.empty() && has_collective(step)) {
     launch_step_with_collectives(st, issue_time);
   } else {
     launch_step_closed_form(st, issue_time);
@@ -234,27 +235,29 @@ void GpuModule::launch_step_with_collectives(proto::StepLaunch& st, const sc_cor
   const sc_core::sc_time L = st.launch_overhead;
   auto& compute_free = stream_free_[static_cast<std::size_t>(st.stream)];
   auto& comm_free = stream_free_[static_cast<std::size_t>(st.comm_stream)];
-  if (st.replay != nullptr && replay_matches(*st.replay, issue_time, compute_free, comm_free)) {
-    compute_free = st.replay->compute_after;
-    comm_free = st.replay->comm_after;
+  using Replay = proto::StepLaunch::Replay;
+  if (st.replay_role == Replay::Reuse && replay_matches(st.replay, issue_time, compute_free, comm_free)) {
+    compute_free = st.replay.compute_after;
+    comm_free = st.replay.comm_after;
     st.finish = std::max(compute_free, comm_free);
     return;
   }
-  if (st.record != nullptr) {
-    st.record->issue = issue_time;
-    st.record->compute_before = compute_free;
-    st.record->comm_before = comm_free;
-    st.record->durations.clear();
+  const bool record = st.replay_role == Replay::Record;
+  if (record) {
+    st.replay.issue = issue_time;
+    st.replay.compute_before = compute_free;
+    st.replay.comm_before = comm_free;
+    st.replay.durations.clear();
     for (const auto* part : {&pre_, &layer_, &post_})
-      for (const PricedKernel& p : *part) st.record->durations.push_back(p.duration);
+      for (const PricedKernel& p : *part) st.replay.durations.push_back(p.duration);
   }
-  const proto::CollectiveTally* tally = st.tally;
+  proto::CollectiveTally* tally = st.count_collectives ? &st.tally : nullptr;
   sc_core::sc_time issued = issue_time;
   bool issue_bound = false;  // the issue time decided a maximum (the launch-bound side)
   layer_tally_.clear();
   auto run_one = [&](const PricedKernel& p) {
     issued += L;
-    if (p.slots.by_class != nullptr) {
+    if (p.slots.row != nullptr) {
       issue_bound |= issued > compute_free;
       compute_free = std::max(issued, compute_free) + p.duration;
       return;
@@ -280,7 +283,7 @@ void GpuModule::launch_step_with_collectives(proto::StepLaunch& st, const sc_cor
   // inputs shifts its outputs: every later layer then repeats that one shifted, with the same
   // collective durations and exposure, and the rest is a multiplication (the same integer
   // picoseconds as the walk; the tally adds the same values in the same order).
-  const int n = st.kernels->num_layers;
+  const int n = st.kernels.num_layers;
   for (int layer = 0; layer < n; ++layer) {
     const sc_core::sc_time c0 = compute_free, m0 = comm_free, i0 = issued;
     issue_bound = false;
@@ -299,16 +302,16 @@ void GpuModule::launch_step_with_collectives(proto::StepLaunch& st, const sc_cor
   }
   for (const PricedKernel& p : post_) run_one(p);
   st.finish = std::max(compute_free, comm_free);
-  if (st.record != nullptr) {
-    st.record->compute_after = compute_free;
-    st.record->comm_after = comm_free;
+  if (record) {
+    st.replay.compute_after = compute_free;
+    st.replay.comm_after = comm_free;
   }
 }
 
-void GpuModule::add_share(const proto::CollectiveTally& tally, const CollectiveShare& share) {
-  ++*tally.count;
-  *tally.seconds += share.seconds;
-  if (share.exposed_seconds >= 0) *tally.exposed_seconds += share.exposed_seconds;
+void GpuModule::add_share(proto::CollectiveTally& tally, const CollectiveShare& share) {
+  ++tally.count;
+  tally.seconds += share.seconds;
+  if (share.exposed_seconds >= 0) tally.exposed_seconds += share.exposed_seconds;
 }
 
 // The recurrence is deterministic: the same start and the same durations give the same end.
@@ -324,7 +327,7 @@ bool GpuModule::replay_matches(const proto::StepReplay& r, const sc_core::sc_tim
 }
 
 void GpuModule::launch_step_closed_form(proto::StepLaunch& st, const sc_core::sc_time& issue_time) {
-  const kernels::StepKernels& step = *st.kernels;
+  const kernels::StepKernels& step = st.kernels;
   const sc_core::sc_time L = st.launch_overhead;
   auto& free_at = stream_free_[static_cast<std::size_t>(st.stream)];
   sc_core::sc_time issued = issue_time;  // issue time of the last kernel so far

@@ -16,24 +16,14 @@
 #include "kernels/gpu_spec.hpp"
 #include "kernels/kernel.hpp"
 #include "kernels/roofline.hpp"
-#include "hw/gpu/kernel_class_stats.hpp"
 #include "base/config/schema.hpp"
 #include "base/registry/registry.hpp"
 #include "proto/extensions.hpp"
+#include "proto/kernel_stats.hpp"
 #include "proto/protocol.hpp"
 #include "base/util/trace_recorder.hpp"
 
 namespace ks::hw {
-
-// Kernel class split by the batch phase it served, for kernels.csv.
-struct KernelPhaseKey {
-  std::string name;
-  kernels::OpKind op;
-  kernels::Phase phase;
-  bool operator<(const KernelPhaseKey& o) const {
-    return name != o.name ? name < o.name : phase != o.phase ? phase < o.phase : op < o.op;
-  }
-};
 
 class GpuModule : public sc_core::sc_module {
  public:
@@ -57,8 +47,9 @@ class GpuModule : public sc_core::sc_module {
   sc_core::sc_time stream_free_at(int stream) const;
   double busy_seconds() const { return static_cast<double>(busy_ps_) * 1e-12; }
   std::uint64_t kernels_executed() const { return kernels_executed_; }
-  const std::map<std::string, KernelClassStats>& kernel_stats() const;
-  const std::map<KernelPhaseKey, KernelClassStats>& kernel_phase_stats() const;
+  // Where the kernels it runs are reported, row by kernel class (set before the first launch;
+  // default: a table of its own, which nobody reads).
+  void set_stats_sink(proto::KernelStatsSink& sink);
   // Records every kernel on a track per stream under `process` (nullptr: no tracing, the default).
   void set_trace(util::TraceRecorder* trace, const std::string& process) {
     trace_ = trace;
@@ -73,11 +64,10 @@ class GpuModule : public sc_core::sc_module {
 
  private:
   void trace_kernel(const proto::KernelLaunch& launch);
-  // The report rows a kernel adds to, found by its static name pointer (a hash of a pointer, not
-  // a string compare per launch).
+  // The report row a kernel adds to, found by its static name pointer (a hash of a pointer, not
+  // a string compare per launch). Null: a collective, which the TP group reports.
   struct StatsSlots {
-    KernelClassStats* by_class;
-    KernelClassStats* by_phase;
+    proto::KernelClassStats* row;
   };
   struct SlotKey {
     const char* name;
@@ -105,16 +95,20 @@ class GpuModule : public sc_core::sc_module {
   void defer_account(const std::vector<PricedKernel>& part, int repeat);
   static void settle(const PricedKernel& p);
   void settle_all() const;
+  // Collectives (TP ranks only) are not run here: their times come with the launch.
   void price(const std::vector<kernels::Kernel>& kernels, std::vector<PricedKernel>& out,
-             proto::CollectiveTimer* collectives);
-  void price_one(const kernels::Kernel& kernel, PricedKernel& p, bool kept, proto::CollectiveTimer* collectives);
+             const std::vector<proto::CollectiveTime>& collectives);
+  void price_one(const kernels::Kernel& kernel, PricedKernel& p, bool kept,
+                 const std::vector<proto::CollectiveTime>& collectives);
+  sc_core::sc_time collective_time(const std::vector<proto::CollectiveTime>& times,
+                                   const kernels::Kernel& collective) const;
   void launch_step_closed_form(proto::StepLaunch& step, const sc_core::sc_time& issue_time);
   void launch_step_with_collectives(proto::StepLaunch& step, const sc_core::sc_time& issue_time);
   // What one collective of a layer adds to its group's tally (exposed < 0: nothing exposed).
   struct CollectiveShare {
     double seconds, exposed_seconds;
   };
-  static void add_share(const proto::CollectiveTally& tally, const CollectiveShare& share);
+  static void add_share(proto::CollectiveTally& tally, const CollectiveShare& share);
   bool replay_matches(const proto::StepReplay& replay, const sc_core::sc_time& issue,
                       const sc_core::sc_time& compute_free, const sc_core::sc_time& comm_free) const;
 
@@ -122,8 +116,8 @@ class GpuModule : public sc_core::sc_module {
   std::array<sc_core::sc_time, kMaxStreams> stream_free_{};
   std::int64_t busy_ps_ = 0;
   std::uint64_t kernels_executed_ = 0;
-  std::map<std::string, KernelClassStats> stats_;
-  std::map<KernelPhaseKey, KernelClassStats> phase_stats_;
+  proto::KernelStatsTable own_stats_;
+  proto::KernelStatsSink* stats_ = nullptr;
   util::TraceRecorder* trace_ = nullptr;
   std::string trace_process_;
   std::array<int, kMaxStreams> trace_tracks_{};  // -1: not created yet
@@ -139,6 +133,9 @@ struct GpuArgs {
   std::string instance_name;   // SystemC module name
   int device_id = 0;
   config::Params params;
+  // Where the GPU reports the kernels it runs (null: nowhere). A GpuModule also gets it through
+  // set_stats_sink; a socket GPU's model (hw/gpu/socket_gpu.hpp) adds its rows here itself.
+  proto::KernelStatsSink* stats = nullptr;
 };
 
 using GpuRegistry = registry::Registry<GpuModule, const GpuArgs&>;

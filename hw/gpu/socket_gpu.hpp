@@ -12,8 +12,9 @@
 // The registry still yields a GpuModule (the app sizes memory from spec() and reports from it):
 // SocketGpu is that adapter. Its own target socket forwards every transaction, unchanged and with
 // its delay, to the model's socket; the model may answer at once or spend simulated time
-// (wait() inside b_transport, its own SC_THREADs). The model's kernels are not in the adapter's
-// statistics (kernels.csv lists none for it; busy time and kernel counts are zero).
+// (wait() inside b_transport, its own SC_THREADs). The model reports its kernels itself, to the
+// sink its factory gets in `GpuArgs::stats` (kernels.csv and the GPU time read the sinks); the
+// adapter's own counters (busy_seconds, kernels_executed) stay zero.
 #include <functional>
 #include <memory>
 #include <string>

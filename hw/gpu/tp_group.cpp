@@ -72,18 +72,18 @@ void TpGroup::collective(proto::KernelLaunch& k, const sc_core::sc_time& issue) 
     if (p->get_response_status() != tlm::TLM_OK_RESPONSE)
       throw std::runtime_error(std::string(name()) + ": fabric rejected collective '" + k.kernel.name + "'");
     ready = c.finish;
-    ++collectives_;
+    ++tally_.count;
   }
   k.finish = ready;
   const double seconds = sim::to_seconds(k.finish - k.start);
-  comm_seconds_ += seconds;
+  tally_.seconds += seconds;
   k.cost = {seconds / k.repeat, 0, 0, 0, kernels::Bound::Communication, 1.0};
   if (trace_ != nullptr) trace_->kernel(trace_track_, k.step, k.kernel.name, "collective", k.start.value(), k.finish.value());
   wait_stream(kCommStream, k.finish);
   if (!k.overlap) {
     // Held back: from when compute could have gone on (input ready and launch issued) to the end.
     const sc_core::sc_time could_go = std::max(issue, compute_done);
-    if (k.finish > could_go) exposed_s_ += sim::to_seconds(k.finish - could_go);
+    if (k.finish > could_go) tally_.exposed_seconds += sim::to_seconds(k.finish - could_go);
     wait_stream(kComputeStream, k.finish);
   }
 }
@@ -126,35 +126,52 @@ void TpGroup::launch_step(tlm::tlm_generic_payload& payload, proto::StepLaunch& 
     return;
   }
   // Every rank runs the same shard, so every rank's streams move alike; the first counts the
-  // collectives for the group.
-  st.collectives = this;
+  // collectives for the group (the group's totals go out with the launch and come back) and
+  // records its stream times for the others.
+  time_collectives(st.kernels, st.collective_times);
   st.comm_stream = kCommStream;
   sc_core::sc_time finish = sc_core::SC_ZERO_TIME;
   for (std::size_t r = 0; r < ranks_.size(); ++r) {
-    st.tally = r == 0 ? &tally_ : nullptr;
-    st.record = r == 0 ? &replay_ : nullptr;
-    st.replay = r == 0 ? nullptr : &replay_;
+    st.count_collectives = r == 0;
+    if (r == 0) st.tally = tally_;
+    st.replay_role = r == 0 ? proto::StepLaunch::Replay::Record : proto::StepLaunch::Replay::Reuse;
     sc_core::sc_time d = delay;
     payload.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
     (*ranks_[r])->b_transport(payload, d);
     if (payload.get_response_status() != tlm::TLM_OK_RESPONSE) {
       if (r == 0 && payload.get_response_status() == tlm::TLM_COMMAND_ERROR_RESPONSE) {
         step_path_ = StepPath::KernelByKernel;  // a GPU kind without step launches: nothing ran yet
-        st.collectives = nullptr;
-        st.tally = nullptr;
-        st.record = nullptr;
+        clear_group_fields(st);
         return;
       }
       throw std::runtime_error(std::string(name()) + ": rank " + std::to_string(r) + " rejected a step launch");
     }
+    if (r == 0) tally_ = st.tally;
     finish = std::max(finish, st.finish);
   }
-  st.collectives = nullptr;
-  st.tally = nullptr;
-  st.record = nullptr;
-  st.replay = nullptr;
+  clear_group_fields(st);
   st.finish = finish;
   payload.set_response_status(tlm::TLM_OK_RESPONSE);
+}
+
+// The group's fields go back to "no group": the host reuses the extension.
+void TpGroup::clear_group_fields(proto::StepLaunch& st) {
+  st.collective_times.clear();
+  st.count_collectives = false;
+  st.replay_role = proto::StepLaunch::Replay::None;
+}
+
+// Every distinct collective of the step (by kind and size) with its duration on idle links.
+void TpGroup::time_collectives(const kernels::StepKernels& step, std::vector<proto::CollectiveTime>& out) {
+  out.clear();
+  for (const auto* part : {&step.pre, &step.per_layer, &step.post})
+    for (const kernels::Kernel& k : *part) {
+      if (!kernels::is_collective(k.op)) continue;
+      const bool known = std::any_of(out.begin(), out.end(), [&k](const proto::CollectiveTime& t) {
+        return t.op == k.op && t.bytes == k.bytes;
+      });
+      if (!known) out.push_back({k.op, k.bytes, duration(k)});
+    }
 }
 
 void TpGroup::b_transport(tlm::tlm_generic_payload& payload, sc_core::sc_time& delay) {

@@ -10,8 +10,8 @@
 // A whole step (StepLaunch) is taken when the fabric says the group's links are exclusive to it:
 // its collectives then never queue behind anyone else's, so each one's duration is a function
 // of kind and size, timed once on idle links (a probe) and remembered. Every rank gets the step
-// with the group as its CollectiveTimer and runs the same recurrence as the kernel-by-kernel
-// path, without a transaction per kernel or per collective. Otherwise the group answers
+// with those durations (values in the StepLaunch) and runs the same recurrence as the
+// kernel-by-kernel path, without a transaction per kernel or per collective. Otherwise the group answers
 // TLM_COMMAND_ERROR_RESPONSE and the host falls back to kernel launches.
 #include <cstdint>
 #include <map>
@@ -27,7 +27,7 @@
 
 namespace ks::hw {
 
-class TpGroup : public sc_core::sc_module, public proto::CollectiveTimer {
+class TpGroup : public sc_core::sc_module {
  public:
   static constexpr int kComputeStream = 0;
   static constexpr int kCommStream = 1;
@@ -40,9 +40,9 @@ class TpGroup : public sc_core::sc_module, public proto::CollectiveTimer {
 
   int size() const { return static_cast<int>(ranks_.size()); }
   const std::vector<int>& device_ids() const { return device_ids_; }
-  std::uint64_t collectives() const { return collectives_; }
-  double comm_seconds() const { return comm_seconds_; }         // summed collective durations
-  double exposed_comm_seconds() const { return exposed_s_; }    // compute streams held back by them
+  std::uint64_t collectives() const { return tally_.count; }
+  double comm_seconds() const { return tally_.seconds; }                   // summed collective durations
+  double exposed_comm_seconds() const { return tally_.exposed_seconds; }  // compute streams held back by them
   // Records each collective on `track` (nullptr: no tracing, the default).
   void set_trace(util::TraceRecorder* trace, int track) {
     trace_ = trace;
@@ -53,7 +53,9 @@ class TpGroup : public sc_core::sc_module, public proto::CollectiveTimer {
   void b_transport(tlm::tlm_generic_payload& payload, sc_core::sc_time& delay);
   void launch_step(tlm::tlm_generic_payload& payload, proto::StepLaunch& step, const sc_core::sc_time& delay);
   bool links_exclusive();
-  sc_core::sc_time duration(const kernels::Kernel& collective) override;
+  sc_core::sc_time duration(const kernels::Kernel& collective);
+  void time_collectives(const kernels::StepKernels& step, std::vector<proto::CollectiveTime>& out);
+  static void clear_group_fields(proto::StepLaunch& step);
   struct ProbeResult {
     bool ok, exclusive;
     sc_core::sc_time idle_duration;
@@ -66,14 +68,12 @@ class TpGroup : public sc_core::sc_module, public proto::CollectiveTimer {
   std::vector<std::unique_ptr<proto::GpuInitiatorSocket<TpGroup>>> ranks_;
   std::vector<int> device_ids_;
   proto::PayloadPool sync_pool_, wait_pool_, coll_pool_;
-  std::uint64_t collectives_ = 0;
-  double comm_seconds_ = 0, exposed_s_ = 0;
   util::TraceRecorder* trace_ = nullptr;
   int trace_track_ = -1;
   enum class StepPath { Unknown, Whole, KernelByKernel } step_path_ = StepPath::Unknown;
   std::map<std::pair<int, double>, sc_core::sc_time> durations_;  // (op, bytes) -> idle duration
-  proto::CollectiveTally tally_{&collectives_, &comm_seconds_, &exposed_s_};
-  proto::StepReplay replay_;  // rank 0's step, for the other ranks
+  // Every collective of the group, sent one by one or in whole steps (counted there by rank 0).
+  proto::CollectiveTally tally_;
 };
 
 }  // namespace ks::hw

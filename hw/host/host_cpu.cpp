@@ -1,5 +1,6 @@
 #include "hw/host/host_cpu.hpp"
 
+#include <algorithm>
 #include <stdexcept>
 #include <utility>
 
@@ -16,6 +17,31 @@ sc_core::sc_time after_transport(const sc_core::sc_time& before, const sc_core::
   const sc_core::sc_time now = sc_core::sc_time_stamp();
   const sc_core::sc_time at = now + returned;
   return at > before ? returned : before - now;
+}
+// The step into the pooled extension (ours: targets read it), whose vectors keep their capacity.
+// When the extension still holds the step's base version (the decomposer's change report), only
+// the kernels that moved are copied: consecutive steps mostly differ in attention alone.
+void copy_step(const kernels::StepKernels& step, kernels::StepKernels& out) {
+  const bool incremental = step.base != 0 && out.version == step.base && out.per_layer.size() == step.per_layer.size();
+  if (!incremental) {
+    out = step;
+    return;
+  }
+  std::copy(step.per_layer.begin() + static_cast<std::ptrdiff_t>(step.changed_begin),
+            step.per_layer.begin() + static_cast<std::ptrdiff_t>(step.changed_end),
+            out.per_layer.begin() + static_cast<std::ptrdiff_t>(step.changed_begin));
+  out.num_layers = step.num_layers;
+  out.version = step.version;
+  out.base = step.base;
+  out.changed_begin = step.changed_begin;
+  out.changed_end = step.changed_end;
+}
+
+void set_request_ids(std::vector<std::uint64_t>& out, const std::vector<std::uint64_t>* ids) {
+  if (ids == nullptr)
+    out.clear();
+  else
+    out.assign(ids->begin(), ids->end());
 }
 }  // namespace
 
@@ -34,11 +60,11 @@ bool HostCpu::launch_step(const kernels::StepKernels& step, std::uint64_t step_i
                           sc_core::sc_time& local) {
   proto::PooledPayload payload(step_pool_);
   auto& ext = proto::PayloadPool::extension<proto::StepLaunch>(*payload);
-  ext.kernels = &step;
+  copy_step(step, ext.kernels);
   ext.launch_overhead = per_kernel;
   ext.stream = 0;
   ext.step = step_id;
-  ext.request_ids = request_ids;
+  set_request_ids(ext.request_ids, request_ids);
   payload->set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
   const sc_core::sc_time issued = sc_core::sc_time_stamp() + local;
   sc_core::sc_time delay = local;
@@ -64,7 +90,7 @@ void HostCpu::launch(const kernels::Kernel& kernel, int layer, std::uint64_t ste
   ext.repeat = 1;
   ext.layer = layer;
   ext.step = step_id;
-  ext.request_ids = request_ids;
+  set_request_ids(ext.request_ids, request_ids);
   const sc_core::sc_time issued = sc_core::sc_time_stamp() + local;
   sc_core::sc_time delay = local;
   gpu_socket->b_transport(*payload, delay);

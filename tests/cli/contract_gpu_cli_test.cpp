@@ -97,5 +97,23 @@ TEST(ContractGpuKind, ScenarioMetricsFollowTheHandComputedStepTimes) {
   EXPECT_NEAR(j["mean_ttft_ms"].get<double>(), ttft_ms, 1e-6);
   EXPECT_NEAR(j["mean_tpot_ms"].get<double>(), tpot_ms, 1e-6);
   EXPECT_NEAR(j["mean_e2el_ms"].get<double>(), e2el_ms, 1e-6);
+  // kernels.csv comes from the stats sink the app handed the GPU (no base class of ours): every
+  // kernel it ran, each taking its 1 us launch latency (FLOPs at 1e30 FLOP/s add nothing).
+  const auto kernels = csv_rows(out / "kernels.csv");
+  ASSERT_GT(kernels.size(), 10u);
+  auto kcol = [&](const char* name) {
+    for (std::size_t i = 0; i < kernels[0].size(); ++i)
+      if (kernels[0][i] == name) return i;
+    ADD_FAILURE() << "no column " << name;
+    return std::size_t{0};
+  };
+  std::int64_t launches = 0;
+  for (std::size_t i = 1; i < kernels.size(); ++i) {
+    const std::int64_t n = std::stoll(kernels[i][kcol("launches")]);
+    launches += n;
+    EXPECT_NEAR(std::stod(kernels[i][kcol("time_s")]), static_cast<double>(n) * 1e-6, 1e-9) << kernels[i][0];
+    EXPECT_EQ(kernels[i][kcol("bound")], "compute") << kernels[i][0];
+  }
+  EXPECT_EQ(launches, 3 * (k_prefill + 15 * k_decode));
   fs::remove_all(out);
 }

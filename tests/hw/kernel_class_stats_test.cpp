@@ -1,12 +1,12 @@
 // Kernel statistics are exact integer sums: n launches added at once equal n launches one by one,
 // whatever the values, which is what keeps step launches identical to kernel launches.
-#include "hw/gpu/kernel_class_stats.hpp"
+#include "proto/kernel_stats.hpp"
 
 #include <gtest/gtest.h>
 
 #include <random>
 
-namespace ks::hw {
+namespace ks::proto {
 namespace {
 
 TEST(KernelClassStats, ManyLaunchesAtOnceEqualThemOneByOne) {
@@ -52,4 +52,4 @@ TEST(KernelClassStats, WideCountersDoNotOverflowOnLongRuns) {
 }
 
 }  // namespace
-}  // namespace ks::hw
+}  // namespace ks::proto

@@ -164,7 +164,7 @@ tlm::tlm_response_status launch_whole_step(proto::GpuInitiatorSocket<Launcher>& 
                                            const sc_core::sc_time& launch_overhead = sc_core::SC_ZERO_TIME) {
   proto::PooledPayload p(pool);
   auto& ext = proto::PayloadPool::extension<proto::StepLaunch>(*p);
-  ext.kernels = &step;
+  ext.kernels = step;
   ext.launch_overhead = launch_overhead;
   ext.stream = 0;
   p->set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
@@ -244,6 +244,45 @@ TEST(TpGroup, LaunchBoundWholeStepOfManyLayersEndsAtTheLastIssue) {
   EXPECT_NEAR(rig.group->comm_seconds(), 2 * layers * ring2_seconds(B), 1e-9);
   EXPECT_NEAR(rig.group->exposed_comm_seconds(), 2 * layers * ring2_seconds(B), 1e-9);
   for (const auto& gpu : rig.gpus) EXPECT_EQ(gpu->kernels_executed(), 2u + 2u * layers);
+}
+
+// The contract with no group around: a StepLaunch is a value, so a launcher (a test here) can
+// give one GPU the durations of its collectives itself. Without them the GPU refuses the step;
+// with them every all-reduce waits for the GEMM before it and holds the next one: all in series,
+// 3 layers x 2 all-reduces of 50 us, counted into the tally that travels with the launch.
+TEST(GpuModule, StepWithCollectiveTimesAsValuesRunsWithoutAGroup) {
+  sim::Environment env;
+  const auto& entry = hw::gpu_registry().get("catalog", {}, "gpu");
+  auto gpu = entry.make({"gpu", 0, resolve("spec: h100_sxm\ntier: roofline\nkernel_overhead: 0us\n", entry.schema)});
+  Launcher host("host");
+  host.socket.bind(gpu->socket);
+  const double B = 1e6, ar = 50e-6;
+  const int layers = 3;
+  env.process([&] {
+    proto::PooledPayload p(host.pool);
+    auto& ext = proto::PayloadPool::extension<proto::StepLaunch>(*p);
+    {
+      const kernels::StepKernels step = layered_step(B, layers);
+      ext.kernels = step;  // a copy: the launcher's step is gone before the transaction
+    }
+    sc_core::sc_time d = sc_core::SC_ZERO_TIME;
+    p->set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+    host.socket->b_transport(*p, d);
+    EXPECT_EQ(p->get_response_status(), tlm::TLM_COMMAND_ERROR_RESPONSE) << "collectives without their times";
+    ext.collective_times = {{kernels::OpKind::AllReduce, B, sc_core::sc_time(ar, sc_core::SC_SEC)}};
+    ext.count_collectives = true;
+    p->set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+    host.socket->b_transport(*p, d);
+    ASSERT_EQ(p->get_response_status(), tlm::TLM_OK_RESPONSE);
+    const double compute = gemm_seconds(1024, *gpu) + layers * (gemm_seconds(2048, *gpu) + gemm_seconds(4096, *gpu)) +
+                           gemm_seconds(512, *gpu);
+    EXPECT_NEAR(host.synchronize(), compute + 2 * layers * ar, 1e-9);
+    EXPECT_EQ(ext.tally.count, 2u * layers);
+    EXPECT_NEAR(ext.tally.seconds, 2 * layers * ar, 1e-12);
+    EXPECT_NEAR(ext.tally.exposed_seconds, 2 * layers * ar, 1e-12);
+  });
+  env.run();
+  EXPECT_EQ(gpu->kernels_executed(), 2u + 2u * layers);  // the GEMMs; collectives are not run here
 }
 
 TEST(TpGroup, RefusesWholeStepsWhenAnotherDeclaredGroupSharesItsLinks) {

@@ -1,16 +1,26 @@
 #pragma once
-// Work done by one kernel class (op kind and name, optionally split by phase), for reports.
+// Kernel statistics as a GPU reports them: the sink the app hands to each GPU module (as Sparta's
+// Unit registers its counters) and the rows it holds. kernels.csv and the summary's GPU time are
+// read from the sinks, never from a GPU base class, so a GPU written only against the contract
+// reports the same way (examples/contract_gpu).
+//
+// Work done by one kernel class (name, op kind and the batch phase it served), for reports.
 // The sums are integers (picoseconds, FLOPs, bytes), so they are exact and order-free: n
 // identical launches added one by one equal one add of n times the value. That is what lets a
 // step launch account a layer once for all layers and still match per-kernel launches (`--exact`)
 // bit for bit.
 #include <array>
 #include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <tuple>
+#include <vector>
 
 #include "kernels/kernel.hpp"
 #include "kernels/roofline.hpp"
 
-namespace ks::hw {
+namespace ks::proto {
 
 // 128-bit counters: a long run's FLOPs (10^21 and more) overflow 64 bits.
 __extension__ using WideCount = unsigned __int128;
@@ -54,4 +64,52 @@ struct KernelClassStats {
   }
 };
 
-}  // namespace ks::hw
+// A row of kernels.csv: the kernel class and the batch phase it served.
+struct KernelClassKey {
+  std::string name;
+  kernels::OpKind op;
+  kernels::Phase phase;
+  bool operator<(const KernelClassKey& o) const {
+    return std::tie(name, phase, op) < std::tie(o.name, o.phase, o.op);
+  }
+};
+
+// Where a GPU module adds the kernels it ran.
+class KernelStatsSink {
+ public:
+  virtual ~KernelStatsSink() = default;
+  // The row of a kernel class. A module may keep the reference: it stays valid, at the same
+  // address, for the sink's lifetime.
+  virtual KernelClassStats& row(const KernelClassKey& key) = 0;
+  // A module that adds launches to its rows late (batched over steps) registers how to settle
+  // them; the sink runs every such function before its rows are read.
+  virtual void settle_before_reading(std::function<void()> settle) = 0;
+};
+
+// The sink the app gives each GPU: its rows, in key order.
+class KernelStatsTable final : public KernelStatsSink {
+ public:
+  KernelClassStats& row(const KernelClassKey& key) override { return rows_[key]; }
+  void settle_before_reading(std::function<void()> settle) override { settle_.push_back(std::move(settle)); }
+  const std::map<KernelClassKey, KernelClassStats>& rows() const {
+    for (const auto& settle : settle_) settle();
+    return rows_;
+  }
+  // GPU time of every kernel (integer picoseconds: the same however the launches were added).
+  double busy_seconds() const {
+    std::int64_t ps = 0;
+    for (const auto& [key, s] : rows()) ps += s.busy_ps;
+    return static_cast<double>(ps) * 1e-12;
+  }
+  std::uint64_t launches() const {
+    std::uint64_t n = 0;
+    for (const auto& [key, s] : rows()) n += s.launches;
+    return n;
+  }
+
+ private:
+  std::map<KernelClassKey, KernelClassStats> rows_;
+  std::vector<std::function<void()>> settle_;
+};
+
+}  // namespace ks::proto
