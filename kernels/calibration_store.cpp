@@ -59,7 +59,12 @@ std::shared_ptr<const EfficiencyModel> tier_model(Tier tier, const std::string& 
   std::shared_ptr<const EfficiencyModel> base = load_cached(path);
   const GpuSpec* spec = find_builtin_gpu(gpu);
   const std::string generation = spec != nullptr ? spec->generation : "";
-  const std::string want = backend.empty() ? default_attention_backend(engine, generation) : backend;
+  // Left empty: the target tier prices attention from the engine's default backend's own
+  // measurements where it has a file; the cross-gen tier keeps the engine file's attention, pooled
+  // over every backend and generation (a backend's own file is fitted on fewer GPUs).
+  const std::string want = !backend.empty()           ? backend
+                           : tier == Tier::Target     ? default_attention_backend(engine, generation)
+                                                      : std::string();
   if (want.empty()) return base;
   static std::map<std::string, std::shared_ptr<const EfficiencyModel>> combined;
   const std::string key = path + "#" + want;

@@ -22,9 +22,9 @@ namespace ks::kernels {
 // `engine`: "" or the engine whose measured kernels to prefer (trtllm, vllm, sglang).
 // `attention_backend` (attention_backend.hpp): attention is priced from that backend's own
 // calibration, `<file>.attention-<backend>.yaml` beside the file chosen above, or from the file
-// itself when its attention rows were all of that backend. "" = the engine's default backend on
-// the GPU's generation where such a calibration exists, else the file as it is (its attention
-// pools the backends its engine's table measured). Throws AttentionBackendError for a named
+// itself when its attention rows were all of that backend. "" = on the target tier the engine's
+// default backend on the GPU's generation where such a calibration exists, else (and on the
+// cross-gen tier) the file as it is (its attention pools the backends its engine's table measured). Throws AttentionBackendError for a named
 // backend without data for this GPU x engine x tier, listing the backends that have some.
 std::shared_ptr<const EfficiencyModel> tier_model(Tier tier, const std::string& gpu_name,
                                                   const std::string& calibration_file = "",

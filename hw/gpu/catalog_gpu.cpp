@@ -128,8 +128,9 @@ const bool registered = [] {
               "the learned tiers price attention from that backend's calibration (measured for this GPU x "
               "kernel_engine; an error lists the backends that have data); empty: the engine's default backend "
               "on this GPU generation (trtllm: trtllm; vllm: fa3 on Hopper, flashinfer on Blackwell, else fa2; "
-              "sglang: fa3 on Hopper, trtllm on Blackwell, else flashinfer) where it has a calibration of its "
-              "own, else the engine calibration's attention as measured (all its backends pooled)")
+              "sglang: fa3 on Hopper, trtllm on Blackwell, else flashinfer) where the target tier has a calibration "
+              "of its own, else (and on the cross-gen tier) the engine calibration's attention as measured (all "
+              "its backends pooled)")
       .quantity("kernel_overhead", config::Dim::Time, std::string("2us"),
                 "fixed GPU-side time per kernel of the roofline tier (the learned tiers fit their own)", 0.0,
                 false)
