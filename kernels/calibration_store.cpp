@@ -48,6 +48,11 @@ std::vector<std::string> available_attention_backends(const std::string& path, c
 std::shared_ptr<const EfficiencyModel> tier_model(Tier tier, const std::string& gpu, const std::string& file,
                                                   const std::string& engine, const std::string& backend) {
   if (tier == Tier::Roofline) throw std::logic_error("the roofline tier has no efficiency model");
+  if (!backend.empty() && !is_attention_backend(backend)) {
+    std::string known;
+    for (const std::string& b : attention_backend_names()) known += (known.empty() ? "" : ", ") + b;
+    throw AttentionBackendError("unknown attention backend '" + backend + "' (known: " + known + ")");
+  }
   const std::string path = tier_model_path(tier, gpu, file, engine);
   if (!std::filesystem::exists(path)) {
     if (tier == Tier::Target && file.empty())

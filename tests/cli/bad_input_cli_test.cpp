@@ -232,6 +232,14 @@ std::vector<BadInput> catalogue() {
        {"unknown GPU 'h900'", "kernelsight list"}},
       {"UnknownKernelEngine", {{"s.yaml", with("    spec: h100_sxm\n", "    spec: h100_sxm\n    kernel_engine: tgi\n")}},
        run, {"s.yaml:", "hardware.gpu.kernel_engine", "tgi"}},
+      // An attention backend the GPU x engine has no measurements of: the error lists those it has
+      // (AIConfigurator's SGLang table of H100 measured FA3 and Triton).
+      {"AttentionBackendWithoutData",
+       {{"s.yaml", with("    spec: h100_sxm\n",
+                        "    spec: h100_sxm\n    tier: target\n    kernel_engine: sglang\n    attention_backend: fa2\n")}},
+       run, {"s.yaml:", "hardware.gpu.attention_backend", "'fa2'", "backends with data here: fa3, triton"}},
+      {"UnknownAttentionBackend", {{"s.yaml", with("    spec: h100_sxm\n", "    spec: h100_sxm\n    attention_backend: fa9\n")}},
+       run, {"s.yaml:", "hardware.gpu.attention_backend", "fa9"}},
       // Issue 20: a misspelt required section is the unknown key, at its line, with the suggestion.
       {"MisspeltRequiredSection", {{"s.yaml", with("workload:\n", "workloda:\n")}}, run,
        {"s.yaml:8:1:", "key 'workloda': unknown key (did you mean 'workload'?", "required section 'workload' is missing"}},
