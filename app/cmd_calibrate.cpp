@@ -1,4 +1,5 @@
 // `kernelsight calibrate`: fit the target tier of the kernel model on a sweep of one GPU.
+#include <algorithm>
 #include <cmath>
 #include <iostream>
 #include <set>
@@ -61,10 +62,20 @@ int cmd_calibrate(const std::vector<std::string>& args) {
       if (!in.gpu.empty()) options.leave_out.push_back(in.gpu);
       options.framework = framework;
       options.attention_backend = backend;
-      kernels::EfficiencyModel model = kernels::fit_cross_gen(kernels::load_sweeps(sweeps_dir), options);
-      if (!backend.empty() && !model.params(kernels::KernelClass::AttentionPrefill).fitted &&
-          !model.params(kernels::KernelClass::AttentionDecode).fitted)
-        throw std::invalid_argument("no attention rows of backend '" + backend + "' in the sweeps that stay in");
+      const auto sweeps = kernels::load_sweeps(sweeps_dir);
+      if (!backend.empty()) {
+        // A backend's calibration rests on that engine's own rows of it (TensorRT-LLM has no FA3).
+        std::size_t own = 0;
+        for (const auto& m : kernels::attention_rows_of(sweeps, backend))
+          if (std::find(options.leave_out.begin(), options.leave_out.end(), m.gpu) == options.leave_out.end() &&
+              (framework.empty() || kernels::row_framework(m) == framework))
+            ++own;
+        if (own == 0)
+          throw std::invalid_argument("no attention rows of backend '" + backend + "'" +
+                                      (framework.empty() ? std::string() : " under " + framework) +
+                                      " in the sweeps that stay in");
+      }
+      kernels::EfficiencyModel model = kernels::fit_cross_gen(sweeps, options);
       util::write_file_atomically(out, model.to_yaml());
       std::cerr << "wrote " << out << "\n";
       return kExitOk;

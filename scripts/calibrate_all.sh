@@ -36,8 +36,8 @@ for gen in ampere ada hopper blackwell cdna4; do
     "$K" calibrate --cross-gen --leave-out "${GENERATION[$gen]}" --framework "$e" -o "$C/cross_gen_without_$gen.$e.yaml"
   done
 done
-# Per attention backend (cross-gen: parametric, a second or two each): where the rows that stay
-# in have the backend (the engine's own rows, else every engine's, as for the engine file).
+# Per attention backend (cross-gen: parametric, a second or two each): where the engine's rows that
+# stay in have the backend.
 for e in "${ENGINES[@]}"; do
   for b in "${BACKENDS[@]}"; do
     "$K" calibrate --cross-gen --framework "$e" --attention-backend "$b" -o "$C/cross_gen.$e.attention-$b.yaml" 2>/dev/null || true

@@ -233,11 +233,11 @@ std::vector<BadInput> catalogue() {
       {"UnknownKernelEngine", {{"s.yaml", with("    spec: h100_sxm\n", "    spec: h100_sxm\n    kernel_engine: tgi\n")}},
        run, {"s.yaml:", "hardware.gpu.kernel_engine", "tgi"}},
       // An attention backend the GPU x engine has no measurements of: the error lists those it has
-      // (AIConfigurator's SGLang table of H100 measured FA3 and Triton).
+      // (AIConfigurator's TensorRT-LLM table of H100 measured TensorRT-LLM's own kernels only).
       {"AttentionBackendWithoutData",
        {{"s.yaml", with("    spec: h100_sxm\n",
-                        "    spec: h100_sxm\n    tier: target\n    kernel_engine: sglang\n    attention_backend: fa2\n")}},
-       run, {"s.yaml:", "hardware.gpu.attention_backend", "'fa2'", "backends with data here: fa3, triton"}},
+                        "    spec: h100_sxm\n    tier: target\n    kernel_engine: trtllm\n    attention_backend: fa3\n")}},
+       run, {"s.yaml:", "hardware.gpu.attention_backend", "'fa3'", "under trtllm", "backends with data here: trtllm"}},
       {"UnknownAttentionBackend", {{"s.yaml", with("    spec: h100_sxm\n", "    spec: h100_sxm\n    attention_backend: fa9\n")}},
        run, {"s.yaml:", "hardware.gpu.attention_backend", "fa9"}},
       // Issue 20: a misspelt required section is the unknown key, at its line, with the suggestion.
