@@ -1,10 +1,14 @@
 // `kernelsight calibrate`: fit the target tier of the kernel model on a sweep of one GPU.
+#include <algorithm>
 #include <cmath>
 #include <iostream>
+#include <set>
+#include <stdexcept>
 
 #include "app/cli_options.hpp"
 #include "app/measurement_inputs.hpp"
 #include "base/util/csv.hpp"
+#include "kernels/attention_backend.hpp"
 #include "kernels/gpu_spec.hpp"
 #include "kernels/tiers.hpp"
 #include "base/util/atomic_file.hpp"
@@ -22,9 +26,12 @@ int cmd_calibrate(const std::vector<std::string>& args) {
       "is pulled towards, so a small sweep corrects it rather than replacing it.\n"
       "With --cross-gen: fits the cross-generation model on the sweeps, leaving GPU G (or every GPU of\n"
       "--leave-out: a whole generation, e.g. h100_sxm,h200) out; --framework F fits the classes engine F\n"
-      "measured (trtllm, vllm, sglang) on its rows only.\n\noptions");
+      "measured (trtllm, vllm, sglang) on its rows only.\n"
+      "With --attention-backend B: fits only the attention rows of backend B (fa2, fa3, fa4, flashinfer,\n"
+      "trtllm, triton): B's own attention calibration, named <engine calibration>.attention-B.yaml so\n"
+      "that hardware.gpu.attention_backend finds it.\n\noptions");
   MeasurementInputs in;
-  std::string out, models, sweeps_dir, leave_out, framework, holdout;
+  std::string out, models, sweeps_dir, leave_out, framework, holdout, backend;
   bool cross_gen = false;
   opts.add_options()("help,h", "show this help")("gpu", po::value(&in.gpu), "catalog name of the GPU")(
       "cross-gen", po::bool_switch(&cross_gen), "fit the cross-generation model instead")(
@@ -35,18 +42,40 @@ int cmd_calibrate(const std::vector<std::string>& args) {
       "sweeps-dir", po::value(&sweeps_dir), "sweeps for the cross-gen prior (default: shipped data)")(
       "leave-out", po::value(&leave_out), "with --cross-gen: GPUs not fitted (comma-separated)")(
       "framework", po::value(&framework), "engine whose kernels to fit (trtllm, vllm, sglang; default: all rows)")(
+      "attention-backend", po::value(&backend),
+      "fit only this attention backend's rows (fa2, fa3, fa4, flashinfer, trtllm, triton)")(
       "holdout-fold", po::value(&holdout),
       "I/K: leave shape-family fold I of K out of the fit (validate on it with validate --fold I/K)")(
       "out,o", po::value(&out)->required(), "calibration file to write");
   po::variables_map vm;
   if (int rc = parse_options("calibrate", args, opts, vm); rc >= 0) return rc;
+  if (!backend.empty() && !kernels::is_attention_backend(backend)) {
+    std::string known;
+    for (const auto& b : kernels::attention_backend_names()) known += (known.empty() ? "" : ", ") + b;
+    std::cerr << "kernelsight calibrate: unknown --attention-backend '" << backend << "' (known: " << known << ")\n";
+    return kExitBadInput;
+  }
   if (cross_gen) {
     return run_reporting_errors([&] {
       kernels::CrossGenOptions options;
       options.leave_out = split_gpus(leave_out);
       if (!in.gpu.empty()) options.leave_out.push_back(in.gpu);
       options.framework = framework;
-      kernels::EfficiencyModel model = kernels::fit_cross_gen(kernels::load_sweeps(sweeps_dir), options);
+      options.attention_backend = backend;
+      const auto sweeps = kernels::load_sweeps(sweeps_dir);
+      if (!backend.empty()) {
+        // A backend's calibration rests on that engine's own rows of it (TensorRT-LLM has no FA3).
+        std::size_t own = 0;
+        for (const auto& m : kernels::attention_rows_of(sweeps, backend))
+          if (std::find(options.leave_out.begin(), options.leave_out.end(), m.gpu) == options.leave_out.end() &&
+              (framework.empty() || kernels::row_framework(m) == framework))
+            ++own;
+        if (own == 0)
+          throw std::invalid_argument("no attention rows of backend '" + backend + "'" +
+                                      (framework.empty() ? std::string() : " under " + framework) +
+                                      " in the sweeps that stay in");
+      }
+      kernels::EfficiencyModel model = kernels::fit_cross_gen(sweeps, options);
       util::write_file_atomically(out, model.to_yaml());
       std::cerr << "wrote " << out << "\n";
       return kExitOk;
@@ -63,14 +92,29 @@ int cmd_calibrate(const std::vector<std::string>& args) {
   in.only_models = split_models(models);
   return run_reporting_errors([&] {
     if (!holdout.empty()) parse_fold("--holdout-fold", holdout, in, true);
-    const auto rows = load_measurements(in);
+    auto rows = load_measurements(in);
+    if (!backend.empty()) {
+      auto selected = kernels::attention_rows_of(rows, backend);
+      if (selected.empty()) {
+        std::set<std::string> have;
+        for (const auto& m : rows)
+          if (auto b = kernels::row_attention_backend(m); !b.empty()) have.insert(b);
+        std::string list;
+        for (const auto& b : have) list += (list.empty() ? "" : ", ") + b;
+        throw std::invalid_argument("no attention rows of backend '" + backend + "' in the measurements (backends: " +
+                                 (list.empty() ? "none recorded" : list) + ")");
+      }
+      rows = std::move(selected);
+    }
     kernels::CrossGenOptions prior_options;
     prior_options.leave_out = {in.gpu};
     prior_options.framework = framework;
     const auto prior = kernels::fit_cross_gen(kernels::load_sweeps(sweeps_dir), prior_options);
     kernels::EfficiencyModel model = kernels::fit_target(rows, prior);
     model.description += " (" + std::to_string(rows.size()) + " measurements of " + in.gpu +
-                         (models.empty() ? "" : ", models " + models) + ")";
+                         (models.empty() ? "" : ", models " + models) +
+                         (backend.empty() ? "" : ", " + backend + " attention only") + ")";
+    if (!backend.empty()) kernels::keep_fitted_attention(model, rows, backend);
     util::write_file_atomically(out, model.to_yaml());
     for (std::size_t c = 0; c < kernels::kNumKernelClasses; ++c) {
       const auto cls = static_cast<kernels::KernelClass>(c);

@@ -21,11 +21,14 @@ int cmd_kernels(const std::vector<std::string>& args) {
       "where unused; op is gemm, rmsnorm, layernorm, silu_mul, gelu, rope, add, embedding,\n"
       "attention_prefill or attention_decode). Output: the input columns plus predicted_us,\n"
       "roofline_us, bound and efficiency.\n\noptions");
-  std::string engine;
+  std::string engine, attention_backend;
   std::string gpu_name, tier_text, calibration, in, out;
   opts.add_options()("help,h", "show this help")("gpu", po::value(&gpu_name)->required(), "catalog name of the GPU")(
       "tier", po::value(&tier_text)->default_value("cross-gen"), "roofline | cross-gen | target")(
       "engine", po::value(&engine), "engine whose measured kernels calibrate the tier (trtllm, vllm, sglang)")(
+      "attention-backend", po::value(&attention_backend),
+      "attention backend whose calibration prices attention (fa2, fa3, fa4, flashinfer, trtllm, triton; "
+      "default: the engine's default where calibrated)")(
       "calibration", po::value(&calibration), "calibration file (target tier)")(
       "in", po::value(&in)->required(), "kernels CSV")("out", po::value(&out)->required(), "predictions CSV");
   po::variables_map vm;
@@ -45,7 +48,7 @@ int cmd_kernels(const std::vector<std::string>& args) {
     std::shared_ptr<const kernels::EfficiencyModel> model;
     if (*tier != kernels::Tier::Roofline) {
       try {
-        model = kernels::tier_model(*tier, gpu_name, calibration, engine);
+        model = kernels::tier_model(*tier, gpu_name, calibration, engine, attention_backend);
       } catch (const std::runtime_error& e) {
         throw std::invalid_argument(e.what());  // a missing or malformed calibration is bad input
       }

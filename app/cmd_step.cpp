@@ -93,7 +93,7 @@ int cmd_step(const std::vector<std::string>& args) {
       "the step, and the GPU's roofs for the row: peak_tflops (its dtype) and hbm_gbps.\n"
       "Under --tp > 1 the all-reduces are priced on an idle --topology (bound communication).\n"
       "A summary line goes to stderr. `scripts/plot.py roofline` draws this CSV.\n\noptions");
-  std::string engine;
+  std::string engine, attention_backend;
   std::string model_name, gpu_name, tier_text = "cross-gen", calibration, dtype_text = "bf16", kv_text = "auto",
                                     topology, out;
   std::vector<std::string> sets;
@@ -106,6 +106,9 @@ int cmd_step(const std::vector<std::string>& args) {
       "GPU spec override FIELD=VALUE, e.g. hbm_bandwidth=6.7TB/s (repeatable; kernelsight describe catalog)")(
       "tier", po::value(&tier_text)->default_value(tier_text), "roofline | cross-gen | target")(
       "engine", po::value(&engine), "engine whose measured kernels calibrate the tier (trtllm, vllm, sglang)")(
+      "attention-backend", po::value(&attention_backend),
+      "attention backend whose calibration prices attention (fa2, fa3, fa4, flashinfer, trtllm, triton; "
+      "default: the engine's default where calibrated)")(
       "calibration", po::value(&calibration), "calibration file (target tier)")(
       "dtype", po::value(&dtype_text)->default_value(dtype_text), "weight dtype: fp32 fp16 bf16 fp8 int8 int4")(
       "kv-dtype", po::value(&kv_text)->default_value(kv_text), "KV-cache dtype; auto = activation dtype")(
@@ -138,7 +141,7 @@ int cmd_step(const std::vector<std::string>& args) {
     std::shared_ptr<const kernels::EfficiencyModel> eff;
     if (*tier != kernels::Tier::Roofline) {
       try {
-        eff = kernels::tier_model(*tier, gpu.name, calibration, engine);
+        eff = kernels::tier_model(*tier, gpu.name, calibration, engine, attention_backend);
       } catch (const std::runtime_error& e) {
         throw std::invalid_argument(e.what());
       }

@@ -10,6 +10,7 @@
 #include "base/util/atomic_file.hpp"
 
 #include <cstdio>
+#include "kernels/efficiency_fit.hpp"
 
 namespace po = boost::program_options;
 
@@ -71,7 +72,12 @@ int cmd_validate(const std::vector<std::string>& args) {
     const kernels::Predictor predict = *tier == kernels::Tier::Roofline
                                            ? roofline
                                            : kernels::Predictor([&](const kernels::Measurement& m) {
-                                               return model.cost(m.kernel, *gpu).seconds;
+                                               // The cross-gen fit flags rows by source (the target
+                                               // fit takes every row as the engine's own).
+                                               const double source = *tier == kernels::Tier::CrossGen
+                                                                         ? kernels::other_source_flag(m.source)
+                                                                         : 0.0;
+                                               return model.cost(m.kernel, *gpu, nullptr, source).seconds;
                                              });
     std::cout << kernels::format_report(kernels::evaluate(rows, predict, roofline),
                                         std::string(kernels::tier_name(*tier)));

@@ -8,7 +8,9 @@
 //   target     the user's calibration file, else target_<gpu>[.<engine>].yaml if shipped
 // Loaded models are cached per file: every GPU of a simulation shares one.
 #include <memory>
+#include <stdexcept>
 #include <string>
+#include <vector>
 
 #include "kernels/efficiency_model.hpp"
 #include "kernels/tiers.hpp"
@@ -18,9 +20,24 @@ namespace ks::kernels {
 // Throws std::runtime_error naming the file that is missing or malformed (and, for the target
 // tier without a calibration, what to do about it).
 // `engine`: "" or the engine whose measured kernels to prefer (trtllm, vllm, sglang).
+// `attention_backend` (attention_backend.hpp): attention is priced from that backend's own
+// calibration, `<file>.attention-<backend>.yaml` beside the file chosen above, or from the file
+// itself when its attention rows were all of that backend. "" = on the target tier the engine's
+// default backend on the GPU's generation where such a calibration exists, else (and on the
+// cross-gen tier) the file as it is (its attention pools the backends its engine's table measured). Throws AttentionBackendError for a named
+// backend without data for this GPU x engine x tier, listing the backends that have some.
 std::shared_ptr<const EfficiencyModel> tier_model(Tier tier, const std::string& gpu_name,
                                                   const std::string& calibration_file = "",
-                                                  const std::string& engine = "");
+                                                  const std::string& engine = "",
+                                                  const std::string& attention_backend = "");
+
+struct AttentionBackendError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// The backends tier_model() has attention calibrations for with this file (sorted).
+std::vector<std::string> available_attention_backends(const std::string& calibration_path,
+                                                      const EfficiencyModel& model);
 
 // The file tier_model() would read.
 std::string tier_model_path(Tier tier, const std::string& gpu_name, const std::string& calibration_file = "",

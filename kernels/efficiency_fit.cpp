@@ -12,6 +12,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "kernels/attention_backend.hpp"
 #include "kernels/boost_selection.hpp"
 
 namespace ks::kernels {
@@ -203,7 +204,7 @@ EfficiencyModel fit_efficiency(const std::vector<Measurement>& rows, const FitOp
   EfficiencyModel model = options.prior ? *options.prior : EfficiencyModel();
   std::array<std::vector<Sample>, kNumKernelClasses> by_class;
   std::map<std::pair<std::string, std::string>, std::array<double, kNumKernelClasses>> group_count;
-  std::set<std::string> gpus;
+  std::set<std::string> gpus, backends;
 
   std::vector<std::pair<std::size_t, std::pair<std::string, std::string>>> keys;
   std::array<std::vector<std::string>, kNumKernelClasses> families;
@@ -214,6 +215,8 @@ EfficiencyModel fit_efficiency(const std::vector<Measurement>& rows, const FitOp
     if (!kernel_class(m.kernel.op, &cls)) continue;
     if (m.kernel.flops > 0 && !gpu->supports(m.kernel.dtype)) continue;
     gpus.insert(m.gpu);
+    if (cls == KernelClass::AttentionPrefill || cls == KernelClass::AttentionDecode)
+      if (std::string b = attention_backend_of(m.framework, m.kernel_source); !b.empty()) backends.insert(b);
     const auto c = static_cast<std::size_t>(cls);
     const double source = options.rows_are_engine_source ? 0.0 : other_source_flag(m.source);
     by_class[c].push_back({kernel_features(m.kernel, *gpu, source), std::log(m.seconds), 1.0});
@@ -277,6 +280,7 @@ EfficiencyModel fit_efficiency(const std::vector<Measurement>& rows, const FitOp
     }
   }
   model.trained_on.assign(gpus.begin(), gpus.end());
+  model.attention_backends.assign(backends.begin(), backends.end());
   return model;
 }
 

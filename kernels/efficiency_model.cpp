@@ -136,9 +136,13 @@ bool kernel_class(OpKind op, KernelClass* out) {
   }
 }
 
-KernelFeatures kernel_features(const Kernel& k, const GpuSpec& gpu, double other_source, bool residual) {
+KernelFeatures kernel_features(const Kernel& k, const GpuSpec& gpu, double other_source, bool residual,
+                               double without_engine_quantisation) {
   KernelFeatures f;
   f.kernel = k;
+  // The narrow-dtype terms (efficiency feature and floor) are an engine's quantise-and-scale work
+  // around an fp8 product: a source that times the product alone (XLA's tables) has none.
+  const double engine_narrow = 1.0 - (without_engine_quantisation < 0 ? other_source : without_engine_quantisation);
   if (!kernel_class(k.op, &f.cls))
     throw std::invalid_argument("kernel '" + std::string(k.name) + "' has no efficiency class");
   f.t_compute = k.flops > 0 ? k.flops / gpu.peak(k.dtype) : 0.0;
@@ -159,7 +163,7 @@ KernelFeatures kernel_features(const Kernel& k, const GpuSpec& gpu, double other
       // saturating function of the waves of 128x128 tiles, not log M.
       const double waves = std::ceil(m / 128.0) * std::ceil(n / 128.0) * static_cast<double>(k.batch) /
                            static_cast<double>(gpu.num_sms);
-      f.narrow = narrow_dtype(k, gpu);
+      f.narrow = narrow_dtype(k, gpu) * engine_narrow;
       set(f.xc, f.nc, {1.0, 1.0 / (1.0 + waves), l2(n), l2(kk), other_source, f.narrow});
       f.grid_waves = waves;
       // The K loop in steps of 64. (Dividing it by the split-K that would fill the SMs made the
@@ -173,7 +177,7 @@ KernelFeatures kernel_features(const Kernel& k, const GpuSpec& gpu, double other
       // The tensor cores fill once the CTAs cover the SMs (a saturating function of the waves),
       // and a longer key loop amortises each CTA's prologue and epilogue.
       const AttentionWork w = attention_work(k, gpu);
-      f.narrow = narrow_dtype(k, gpu);
+      f.narrow = narrow_dtype(k, gpu) * engine_narrow;
       set(f.xc, f.nc, {1.0, 1.0 / (1.0 + w.waves), l2(w.queries_per_seq), l2(w.keys_per_seq), other_source, f.narrow});
       set(f.xm, f.nm, {1.0, other_source});
       f.grid_waves = w.waves;
@@ -262,16 +266,20 @@ double EfficiencyModel::predict_seconds(const KernelFeatures& f) const {
   return predict_seconds(f, params_[static_cast<std::size_t>(f.cls)]);
 }
 
-KernelCost EfficiencyModel::cost(const Kernel& kernel, const GpuSpec& gpu, const GpuSpec* calibrated) const {
+KernelCost EfficiencyModel::cost(const Kernel& kernel, const GpuSpec& gpu, const GpuSpec* calibrated,
+                                  double source) const {
   KernelClass cls;
   if (!kernel_class(kernel.op, &cls)) return roofline_cost(kernel, gpu, 0.0);  // collectives
   const ClassParams& p = params(cls);
   const bool residual = !p.residual.empty();
-  KernelFeatures f = kernel_features(kernel, gpu, 0.0, residual && calibrated == nullptr);
+  // The source's efficiency offsets are the fit's nuisance terms (every prediction is of an
+  // engine's kernels); whether the kernel carries an engine's fp8 quantise-and-scale work is the
+  // source's own (`source`).
+  KernelFeatures f = kernel_features(kernel, gpu, 0.0, residual && calibrated == nullptr, source);
   // The residual describes the calibrated GPU's own library choices (tiles, waves, split-K), not
   // physics: on a what-if spec it is read at the spec it was learned on, so only the parametric
   // (roofline-shaped) part moves with the change and the correction cannot fight the bound.
-  if (residual && calibrated != nullptr) f.xr = kernel_features(kernel, *calibrated, 0.0, true).xr;
+  if (residual && calibrated != nullptr) f.xr = kernel_features(kernel, *calibrated, 0.0, true, source).xr;
   KernelCost c{};
   const ParametricTerms terms = parametric_terms(f, p);
   c.seconds = corrected_seconds(terms.floor + terms.body(), f, p);
@@ -292,6 +300,9 @@ std::string EfficiencyModel::to_yaml() const {
   out << YAML::Key << "kernel_efficiency_model" << YAML::Value << 1;
   out << YAML::Key << "description" << YAML::Value << description;
   out << YAML::Key << "trained_on" << YAML::Value << YAML::Flow << trained_on;
+  if (!attention_backends.empty())
+    out << YAML::Key << "attention_backends" << YAML::Value << YAML::Flow << attention_backends;
+  if (!attention_backend.empty()) out << YAML::Key << "attention_backend" << YAML::Value << attention_backend;
   out << YAML::Key << "classes" << YAML::Value << YAML::BeginMap;
   for (std::size_t c = 0; c < kNumKernelClasses; ++c) {
     const ClassParams& p = params_[c];
@@ -356,6 +367,8 @@ EfficiencyModel EfficiencyModel::from_yaml(const std::string& text, const std::s
       throw std::runtime_error("not a kernel efficiency model (no 'kernel_efficiency_model' key)");
     if (root["description"]) m.description = root["description"].as<std::string>();
     if (root["trained_on"]) m.trained_on = root["trained_on"].as<std::vector<std::string>>();
+    if (root["attention_backends"]) m.attention_backends = root["attention_backends"].as<std::vector<std::string>>();
+    if (root["attention_backend"]) m.attention_backend = root["attention_backend"].as<std::string>();
     const YAML::Node classes = root["classes"];
     if (!classes || !classes.IsMap()) throw std::runtime_error("missing 'classes'");
     for (std::size_t c = 0; c < kNumKernelClasses; ++c) {
@@ -435,6 +448,17 @@ EfficiencyModel EfficiencyModel::from_yaml(const std::string& text, const std::s
     throw SpecError(origin, "", std::string(e.what()) + " (a calibration file from `kernelsight calibrate`)");
   } catch (const std::runtime_error& e) {
     throw SpecError(origin, "", e.what());
+  }
+  return m;
+}
+
+EfficiencyModel EfficiencyModel::with_attention_classes_of(const EfficiencyModel& backend_model) const {
+  EfficiencyModel m = *this;
+  for (KernelClass c : {KernelClass::AttentionPrefill, KernelClass::AttentionDecode})
+    if (backend_model.params(c).fitted) m.params(c) = backend_model.params(c);
+  if (!backend_model.attention_backend.empty()) {
+    m.attention_backend = backend_model.attention_backend;
+    m.description += "; attention: " + backend_model.attention_backend + " (" + backend_model.description + ")";
   }
   return m;
 }

@@ -69,7 +69,9 @@ struct KernelFeatures {
   // per iteration, s. GEMM: K in steps of 64 (over the split-K that fills the SMs); attention: the
   // keys of a sequence in steps of 64 (decode: over the split that fills the SMs); else 0.
   double t_chain = 0;
-  // log2 of the dtype's peak over the 16-bit peak (1 for fp8 on Hopper; 0 for 16-bit kernels).
+  // log2 of the dtype's peak over the 16-bit peak (1 for fp8 on Hopper; 0 for 16-bit kernels, and
+  // for a source whose fp8 GEMMs take quantised inputs: the narrow terms are an engine's
+  // quantise-and-scale work).
   double narrow = 0;
   // Features of the learned residual: log2 of M (x batch), N, K, arithmetic intensity over the
   // ridge point, bytes over L2, roofline time in us; for GEMMs then the waves of output tiles
@@ -88,8 +90,11 @@ struct KernelFeatures {
 // without a class (collectives) or a dtype the GPU has no peak for. `residual` false leaves xr
 // zero (a class without residual trees does not read it; its dozen log2 calls were half the price
 // of a kernel nothing remembers, such as a step's attention).
+// `without_engine_quantisation`: 1 when the kernel's narrow-dtype product runs without an
+// engine's quantise-and-scale work around it (XLA's tables time the product alone), which zeroes
+// the narrow-dtype feature and floor; negative (the default): the same as `other_source`.
 KernelFeatures kernel_features(const Kernel& kernel, const GpuSpec& gpu, double other_source = 0.0,
-                               bool residual = true);
+                               bool residual = true, double without_engine_quantisation = -1.0);
 
 // f(x) remembered for the last x (compared bit for bit, so the result is exactly f(x)).
 class LastValue {
@@ -129,6 +134,8 @@ struct ClassParams {
   // The floor of a narrow-dtype kernel (fp8 on a GPU with a 16-bit rate half as fast) is
   // exp(floor_narrow x KernelFeatures::narrow) times the 16-bit one: engines' fp8 GEMMs quantise
   // their input and apply scales around the matrix product (more launches, a longer epilogue).
+  // Engine-source kernels only (KernelFeatures::narrow is 0 for XLA's tables, whose fp8 GEMMs take
+  // quantised inputs).
   double floor_narrow = 0;
   bool fitted = false;
   BoostedTrees residual;  // log(measured / parametric); empty = none
@@ -162,7 +169,12 @@ class EfficiencyModel {
 
   // `calibrated`: the spec the model's residual and measured families were learned on, when
   // `gpu` is a what-if variant of it (overridden fields); null when `gpu` is that GPU.
-  KernelCost cost(const Kernel& kernel, const GpuSpec& gpu, const GpuSpec* calibrated = nullptr) const;
+  // `source`: the measuring source's flag (efficiency_fit.hpp, other_source_flag) when pricing a
+  // measured kernel as its source ran it: 1 prices a narrow-dtype kernel without an engine's
+  // quantise-and-scale work (the source's efficiency offsets, nuisance terms of the fit, are not
+  // applied). 0, an engine's own kernels, for everything simulated.
+  KernelCost cost(const Kernel& kernel, const GpuSpec& gpu, const GpuSpec* calibrated = nullptr,
+                  double source = 0.0) const;
   double predict_seconds(const KernelFeatures& f) const;
   // The parametric part alone, and with the class's residual applied.
   static double parametric_seconds(const KernelFeatures& f, const ClassParams& p);
@@ -176,6 +188,16 @@ class EfficiencyModel {
 
   std::string description;             // what it was fitted on
   std::vector<std::string> trained_on;  // GPUs in the training data
+  // The attention backends (attention_backend.hpp) of the attention rows it was fitted on, sorted;
+  // empty: none known (files from before, sources without backends).
+  std::vector<std::string> attention_backends;
+  // A backend's own attention calibration (`calibrate --attention-backend`): that backend's name;
+  // only its fitted attention classes are meant to be used (with_attention_classes_of).
+  std::string attention_backend;
+
+  // This model with the fitted attention classes (prefill, decode) of `backend_model` instead of
+  // its own.
+  EfficiencyModel with_attention_classes_of(const EfficiencyModel& backend_model) const;
 
   // YAML round trip (calibration files). Throws SpecError (a user-input error, exit 2) naming the file on errors.
   std::string to_yaml() const;

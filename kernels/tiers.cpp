@@ -6,6 +6,7 @@
 
 #include "base/util/csv.hpp"
 #include "base/util/data_dir.hpp"
+#include "kernels/attention_backend.hpp"
 
 namespace ks::kernels {
 
@@ -50,7 +51,37 @@ std::string row_framework(const Measurement& m) {
   return "";
 }
 
-EfficiencyModel fit_cross_gen(const std::vector<Measurement>& sweeps, const CrossGenOptions& options) {
+std::string row_attention_backend(const Measurement& m) {
+  if (m.kernel.op != OpKind::AttentionPrefill && m.kernel.op != OpKind::AttentionDecode) return "";
+  return attention_backend_of(row_framework(m), m.kernel_source);
+}
+
+std::vector<Measurement> attention_rows_of(const std::vector<Measurement>& rows, const std::string& backend) {
+  std::vector<Measurement> out;
+  for (const Measurement& m : rows)
+    if (row_attention_backend(m) == backend) out.push_back(m);
+  return out;
+}
+
+void keep_fitted_attention(EfficiencyModel& model, const std::vector<Measurement>& rows, const std::string& backend) {
+  std::array<std::size_t, kNumKernelClasses> count{};
+  for (const Measurement& m : rows) {
+    KernelClass c;
+    if (kernel_class(m.kernel.op, &c)) ++count[static_cast<std::size_t>(c)];
+  }
+  const FitOptions defaults;
+  for (std::size_t c = 0; c < kNumKernelClasses; ++c) {
+    const auto cls = static_cast<KernelClass>(c);
+    const bool attention = cls == KernelClass::AttentionPrefill || cls == KernelClass::AttentionDecode;
+    if (!attention || count[c] < defaults.min_rows) model.params(cls) = EfficiencyModel().params(cls);
+  }
+  model.attention_backend = backend;
+}
+
+EfficiencyModel fit_cross_gen(const std::vector<Measurement>& sweeps_in, const CrossGenOptions& options) {
+  std::vector<Measurement> backend_rows;
+  if (!options.attention_backend.empty()) backend_rows = attention_rows_of(sweeps_in, options.attention_backend);
+  const std::vector<Measurement>& sweeps = options.attention_backend.empty() ? sweeps_in : backend_rows;
   auto left_out = [&](const std::string& gpu) {
     return std::find(options.leave_out.begin(), options.leave_out.end(), gpu) != options.leave_out.end();
   };
@@ -77,7 +108,9 @@ EfficiencyModel fit_cross_gen(const std::vector<Measurement>& sweeps, const Cros
   std::string without;
   for (const std::string& g : options.leave_out) without += (without.empty() ? "" : ", ") + g;
   model.description = "cross-gen: fitted " + (without.empty() ? std::string("on every sweep") : "without measurements of " + without) +
-                      (options.framework.empty() ? "" : ", " + options.framework + " kernels where measured");
+                      (options.framework.empty() ? "" : ", " + options.framework + " kernels where measured") +
+                      (options.attention_backend.empty() ? "" : ", " + options.attention_backend + " attention only");
+  if (!options.attention_backend.empty()) keep_fitted_attention(model, rows, options.attention_backend);
   return model;
 }
 

@@ -37,7 +37,21 @@ struct CrossGenOptions {
   // Fit for this engine's kernels: a class the engine's rows cover is fitted on those rows only
   // (attention kernels differ by engine); other classes on every row. "": every row.
   std::string framework;
+  // Fit only the attention rows of this backend (attention_backend.hpp; of `framework` when set):
+  // a backend's own attention calibration. "": every row.
+  std::string attention_backend;
 };
+
+// The attention backend of a measured row (attention_backend_of on its engine and kernel
+// source); "" for other classes and rows without a known backend.
+std::string row_attention_backend(const Measurement& m);
+
+// Only the attention rows of `backend` (an attention_backend_names() entry).
+std::vector<Measurement> attention_rows_of(const std::vector<Measurement>& rows, const std::string& backend);
+
+// A backend's attention calibration keeps the attention classes its rows fitted: every other
+// class is marked unfitted (the store takes only fitted attention classes from it).
+void keep_fitted_attention(EfficiencyModel& model, const std::vector<Measurement>& rows, const std::string& backend);
 
 // The cross-generation model: fitted on `sweeps` without the left-out GPUs' rows.
 EfficiencyModel fit_cross_gen(const std::vector<Measurement>& sweeps, const CrossGenOptions& options);

@@ -8,6 +8,10 @@
 #   target_<gpu>[.<engine>].yaml                 the target tier: fitted on the GPU's own sweep
 # <engine> (trtllm, vllm, sglang): attention and GEMM classes fitted on that engine's kernels
 # (AIConfigurator's tables); the engine profile of a scenario picks its engine's files.
+#   <file>.attention-<backend>.yaml              the attention classes of one attention backend (fa2,
+#                                                fa3, fa4, flashinfer, trtllm, triton) alone, beside
+#                                                an engine file whose rows pool several backends
+#                                                (hardware.gpu.attention_backend picks it)
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
 ks_install_packages
@@ -20,6 +24,7 @@ mkdir -p "$C"
 rm -f "$C"/cross_gen*.yaml "$C"/target_*.yaml
 
 ENGINES=(trtllm vllm sglang)
+BACKENDS=(fa2 fa3 fa4 flashinfer trtllm triton)
 declare -A GENERATION=([ampere]="a100_sxm_80gb,a40" [ada]="l40s" [hopper]="h100_sxm,h200" [blackwell]="b200" [cdna4]="mi355x")
 
 "$K" calibrate --cross-gen -o "$C/cross_gen.yaml"
@@ -31,6 +36,17 @@ for gen in ampere ada hopper blackwell cdna4; do
     "$K" calibrate --cross-gen --leave-out "${GENERATION[$gen]}" --framework "$e" -o "$C/cross_gen_without_$gen.$e.yaml"
   done
 done
+# Per attention backend (cross-gen: parametric, a second or two each): where the engine's rows that
+# stay in have the backend.
+for e in "${ENGINES[@]}"; do
+  for b in "${BACKENDS[@]}"; do
+    "$K" calibrate --cross-gen --framework "$e" --attention-backend "$b" -o "$C/cross_gen.$e.attention-$b.yaml" 2>/dev/null || true
+    for gen in ampere ada hopper blackwell; do
+      "$K" calibrate --cross-gen --leave-out "${GENERATION[$gen]}" --framework "$e" --attention-backend "$b" \
+        -o "$C/cross_gen_without_$gen.$e.attention-$b.yaml" 2>/dev/null || true
+    done
+  done
+done
 
 "$K" calibrate --gpu a100_sxm_80gb --sweep "$D/sweeps/a100_sxm_80gb.vidur.csv" -o "$C/target_a100_sxm_80gb.yaml"
 "$K" calibrate --gpu a40 --sweep "$D/sweeps/a40.vidur.csv" -o "$C/target_a40.yaml"
@@ -39,5 +55,13 @@ for pair in h100_sxm:h100_sxm h200:h200_sxm b200:b200_sxm l40s:l40s; do
   gpu="${pair%%:*}" sys="${pair##*:}"
   for e in "${ENGINES[@]}"; do
     "$K" calibrate --gpu "$gpu" --framework "$e" --sweep "$A/$sys.$e.csv" -o "$C/target_$gpu.$e.yaml"
+    # A table that measured one attention kernel source needs no backend file (the engine file
+    # records its backend); one that measured several gets a file per backend.
+    sources=$(awk -F, 'NR > 1 && $5 ~ /^attention/ { print $21 }' "$A/$sys.$e.csv" | sort -u | wc -l)
+    [ "$sources" -gt 1 ] || continue
+    for b in "${BACKENDS[@]}"; do
+      "$K" calibrate --gpu "$gpu" --framework "$e" --attention-backend "$b" --sweep "$A/$sys.$e.csv" \
+        -o "$C/target_$gpu.$e.attention-$b.yaml" 2>/dev/null || true
+    done
   done
 done

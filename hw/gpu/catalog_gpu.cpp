@@ -35,7 +35,10 @@ class CatalogGpu final : public GpuModule {
     if (tier != kernels::Tier::Roofline) {
       try {
         model = kernels::tier_model(tier, spec.name, args.params.string("calibration"),
-                                    args.params.string("kernel_engine"));
+                                    args.params.string("kernel_engine"), args.params.string("attention_backend"));
+      } catch (const kernels::AttentionBackendError& e) {
+        throw config::ConfigError(args.params.mark("attention_backend"), args.params.path() + ".attention_backend",
+                                  e.what());
       } catch (const std::exception& e) {  // missing or malformed calibration file
         throw config::ConfigError(args.params.mark("tier"), args.params.path() + ".tier", e.what());
       }
@@ -120,6 +123,14 @@ const bool registered = [] {
       .choice("kernel_engine", {"", "trtllm", "vllm", "sglang"}, std::string(""),
               "serving engine whose measured kernels calibrate the learned tiers (its shipped calibration, "
               "else the engine-neutral one); the engine profile sets it; empty: engine-neutral")
+      .choice("attention_backend", {"", "fa2", "fa3", "fa4", "flashinfer", "trtllm", "triton"}, std::string(""),
+              "attention kernels the engine runs (FlashAttention-2/3/4, FlashInfer, TensorRT-LLM's own, Triton): "
+              "the learned tiers price attention from that backend's calibration (measured for this GPU x "
+              "kernel_engine; an error lists the backends that have data); empty: the engine's default backend "
+              "on this GPU generation (trtllm: trtllm; vllm: fa3 on Hopper, flashinfer on Blackwell, else fa2; "
+              "sglang: fa3 on Hopper, trtllm on Blackwell, else flashinfer) where the target tier has a calibration "
+              "of its own, else (and on the cross-gen tier) the engine calibration's attention as measured (all "
+              "its backends pooled)")
       .quantity("kernel_overhead", config::Dim::Time, std::string("2us"),
                 "fixed GPU-side time per kernel of the roofline tier (the learned tiers fit their own)", 0.0,
                 false)

@@ -232,6 +232,14 @@ std::vector<BadInput> catalogue() {
        {"unknown GPU 'h900'", "kernelsight list"}},
       {"UnknownKernelEngine", {{"s.yaml", with("    spec: h100_sxm\n", "    spec: h100_sxm\n    kernel_engine: tgi\n")}},
        run, {"s.yaml:", "hardware.gpu.kernel_engine", "tgi"}},
+      // An attention backend the GPU x engine has no measurements of: the error lists those it has
+      // (AIConfigurator's TensorRT-LLM table of H100 measured TensorRT-LLM's own kernels only).
+      {"AttentionBackendWithoutData",
+       {{"s.yaml", with("    spec: h100_sxm\n",
+                        "    spec: h100_sxm\n    tier: target\n    kernel_engine: trtllm\n    attention_backend: fa3\n")}},
+       run, {"s.yaml:", "hardware.gpu.attention_backend", "'fa3'", "under trtllm", "backends with data here: trtllm"}},
+      {"UnknownAttentionBackend", {{"s.yaml", with("    spec: h100_sxm\n", "    spec: h100_sxm\n    attention_backend: fa9\n")}},
+       run, {"s.yaml:", "hardware.gpu.attention_backend", "fa9"}},
       // Issue 20: a misspelt required section is the unknown key, at its line, with the suggestion.
       {"MisspeltRequiredSection", {{"s.yaml", with("workload:\n", "workloda:\n")}}, run,
        {"s.yaml:8:1:", "key 'workloda': unknown key (did you mean 'workload'?", "required section 'workload' is missing"}},
