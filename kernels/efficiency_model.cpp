@@ -282,8 +282,13 @@ KernelCost EfficiencyModel::cost(const Kernel& kernel, const GpuSpec& gpu, const
   if (residual && calibrated != nullptr) f.xr = kernel_features(kernel, *calibrated, 0.0, true, source).xr;
   KernelCost c{};
   const ParametricTerms terms = parametric_terms(f, p);
-  c.seconds = corrected_seconds(terms.floor + terms.body(), f, p);
-  c.launch_seconds = terms.floor;
+  const double parametric = terms.floor + terms.body();
+  c.seconds = corrected_seconds(parametric, f, p);
+  // The learned correction scales the kernel's whole time, so the launch floor takes its share:
+  // the launch part can then never exceed the time (a large decode attention, whose grid-size
+  // launch term is big, came out with a negative body), and the correction leaves the split
+  // between launch and work, and so the bound, as the parametric terms put them.
+  c.launch_seconds = parametric > 0 ? terms.floor * (c.seconds / parametric) : terms.floor;
   const double body = c.seconds - c.launch_seconds;
   const double roof = std::max(f.t_compute, f.t_memory);
   c.efficiency = body > 0 ? roof / body : 1.0;

@@ -150,3 +150,39 @@ TEST(WhatIfPhysics, TargetResidualIsReadAtTheCalibratedSpec) {
   same.set_calibrated_gpu(a100);
   for (const Case& kc : kernel_grid()) EXPECT_DOUBLE_EQ(plain.cost(kc.kernel).seconds, same.cost(kc.kernel).seconds) << kc.what;
 }
+
+// A learned correction scales a kernel's whole time: the launch part it reports is never more
+// than the time, and the work part priced at the roofline is never more than the work part
+// (efficiency in (0, 1]), even where the grid-size launch term is large: a decode attention of
+// ~2000 sequences of a 70B model (H200 / B200 max-throughput runs) came out with a negative
+// work part and a negative roofline time in kernels.csv.
+TEST(WhatIfPhysics, LaunchShareNeverExceedsTheTimeOnAnyShippedTargetCalibration) {
+  const DType bf = DType::BF16;
+  const std::vector<Kernel> kernels = {
+      make_attention_decode("attn", 2000, 2000LL * 1500, 64, 8, 128, bf, DType::FP8),
+      make_attention_decode("attn", 1800, 1800LL * 3000, 64, 8, 128, bf, bf),
+      make_attention_decode("attn", 1, 128, 32, 8, 128, bf, bf),
+      make_gemm("gemm", 1, 1024, 1024, bf, 2, 2),
+      make_gemm("gemm", 8192, 28672, 8192, bf, 2, 2),
+  };
+  for (const char* gpu_name : {"h100_sxm", "h200", "b200", "l40s"}) {
+    for (const char* engine : {"trtllm", "vllm", "sglang"}) {
+      const GpuSpec& gpu = *find_builtin_gpu(gpu_name);
+      const KernelCostModel model(Tier::Target, gpu, tier_model(Tier::Target, gpu_name, "", engine),
+                                  kRooflineLaunchSeconds);
+      for (const Kernel& k : kernels) {
+        const KernelCost c = model.cost(k);
+        SCOPED_TRACE(std::string(gpu_name) + " " + engine + " " + k.name + " sequences " +
+                     std::to_string(k.batch));
+        EXPECT_GT(c.seconds, 0.0);
+        EXPECT_GE(c.launch_seconds, 0.0);
+        EXPECT_LE(c.launch_seconds, c.seconds);
+        EXPECT_GT(c.efficiency, 0.0);
+        const double roofline_work = (c.seconds - c.launch_seconds) * c.efficiency;
+        EXPECT_GE(roofline_work, 0.0);
+        EXPECT_NEAR(roofline_work, std::max(c.compute_seconds, c.memory_seconds),
+                    1e-9 * c.seconds + 1e-15);
+      }
+    }
+  }
+}
