@@ -10,6 +10,7 @@
 #include "app/simulation.hpp"
 #include "base/config/units.hpp"
 #include "base/registry/registry.hpp"
+#include "hw/host/launch_policy.hpp"
 
 namespace ks::app {
 namespace {
@@ -99,6 +100,14 @@ std::string section_path(const std::string& category) {
   return category;  // a category a plug-in added
 }
 
+// A kind's parameters as its section takes them: a `host` kind is the engine's overheads
+// (serving/host_overheads.hpp) followed by the host's launch keys (hw/host/launch_policy.hpp).
+config::Schema shown_schema(const registry::KindInfo& info) {
+  config::Schema schema = *info.schema;
+  if (info.category == "host") hw::add_launch_params(schema);
+  return schema;
+}
+
 void describe_all_markdown(std::ostream& out) {
   const auto fixed = fixed_scenario_sections();
   out << "## Scenario file structure\n\n"
@@ -122,7 +131,7 @@ void describe_all_markdown(std::ostream& out) {
     out << "### `" << section_path(category) << ".kind` (" << category << ")\n\n";
     for (const auto& info : reg->kinds()) {
       out << "#### `" << info.kind << "`\n\n" << info.doc << "\n\n";
-      print_markdown_table(out, *info.schema);
+      print_markdown_table(out, shown_schema(info));
     }
   }
 }
@@ -156,7 +165,7 @@ int cmd_describe(const std::vector<std::string>& args) {
     }
     for (const auto& [category, reg] : registry::all_registries())
       for (const auto& info : reg->kinds()) {
-        print_text(std::cout, info.category + "." + info.kind, info.doc, *info.schema);
+        print_text(std::cout, info.category + "." + info.kind, info.doc, shown_schema(info));
         std::cout << "\n";
       }
     return kExitOk;
@@ -168,7 +177,7 @@ int cmd_describe(const std::vector<std::string>& args) {
     std::cerr << "kernelsight describe: " << e.what() << "\n";
     return kExitBadInput;
   }
-  print_text(std::cout, info.category + "." + info.kind, info.doc, *info.schema);
+  print_text(std::cout, info.category + "." + info.kind, info.doc, shown_schema(info));
   return kExitOk;
 }
 

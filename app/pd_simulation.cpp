@@ -159,20 +159,25 @@ void Simulation::elaborate_disaggregated(PdPlan plan, const PdElabInputs& in) {
   std::vector<serving::PdMember> members[2];
   const config::Params& cache_p = *in.cache_p;
   const config::Params& engine_p = *in.engine_p;
+  const hw::LaunchPolicy launch = hw::launch_policy(*in.host_p);
+  const std::shared_ptr<const serving::HostOverheads> overheads = in.host_entry->make(*in.host_p);  // fitted once
   for (int side = 0; side < 2; ++side) {
     const PdPoolPlan& pool = side == 0 ? pd.plan.prefill : pd.plan.decode;
     serving::MemoryPlan& memory = side == 0 ? pd.prefill_memory : pd.decode_memory;
     for (int i = 0; i < pool.replicas; ++i) {
       const std::string rname = pool.name + std::to_string(i);
       PdParts::ReplicaParts parts;
-      hosts_.push_back(in.host_entry->make(rname + "_host", *in.host_p));
+      hosts_.push_back(std::make_unique<hw::HostCpu>((rname + "_host").c_str(), launch));
       parts.host = hosts_.size() - 1;
       hw::HostCpu& host = *hosts_.back();
       std::vector<hw::GpuModule*> ranks;
       std::vector<int> devices;
       const int first = pool.first_device + i * pool.tp;
       for (int r = 0; r < pool.tp; ++r) {
-        gpus_.push_back(pool.gpu_entry->make({rname + "_gpu" + std::to_string(r), first + r, pool.gpu_p}));
+        gpu_stats_.push_back(std::make_unique<proto::KernelStatsTable>());
+        proto::KernelStatsTable& stats = *gpu_stats_.back();
+        gpus_.push_back(pool.gpu_entry->make({rname + "_gpu" + std::to_string(r), first + r, pool.gpu_p, &stats}));
+        gpus_.back()->set_stats_sink(stats);
         parts.gpus.push_back(gpus_.size() - 1);
         ranks.push_back(gpus_.back().get());
         devices.push_back(first + r);
@@ -221,6 +226,7 @@ void Simulation::elaborate_disaggregated(PdPlan plan, const PdElabInputs& in) {
       serving::MetricsRecorder& recorder = side == 0 ? pd.prefill_metrics : metrics_;
       replicas_.push_back(std::make_unique<serving::Replica>(*env_, spec, host, std::move(kv), std::move(scheduler),
                                                              recorder));
+      replicas_.back()->set_host_overheads(overheads);
       members[side].push_back({replicas_.back().get(), kv_ptr, devices});
       pd.replicas.push_back(std::move(parts));
     }
@@ -283,6 +289,8 @@ void Simulation::enable_disaggregated_trace(util::TraceRecorder* t) {
 std::string describe_disaggregation(const PdParts& pd, const std::string& model_name) {
   std::ostringstream out;
   out << "model:    " << model_name << "\n";
+  const hw::LaunchPolicy launch = hw::launch_policy(*in.host_p);
+  const std::shared_ptr<const serving::HostOverheads> overheads = in.host_entry->make(*in.host_p);  // fitted once
   for (int side = 0; side < 2; ++side) {
     const PdPoolPlan& pool = side == 0 ? pd.plan.prefill : pd.plan.decode;
     const serving::MemoryPlan& m = side == 0 ? pd.prefill_memory : pd.decode_memory;
@@ -314,6 +322,8 @@ nlohmann::json pd_report(const PdParts& pd, const std::vector<const hw::GpuModul
                          const std::vector<const serving::Replica*>& replicas, double duration_s) {
   nlohmann::json out;
   const std::size_t num_prefill = static_cast<std::size_t>(pd.plan.prefill.replicas);
+  const hw::LaunchPolicy launch = hw::launch_policy(*in.host_p);
+  const std::shared_ptr<const serving::HostOverheads> overheads = in.host_entry->make(*in.host_p);  // fitted once
   for (int side = 0; side < 2; ++side) {
     const PdPoolPlan& pool = side == 0 ? pd.plan.prefill : pd.plan.decode;
     const serving::MemoryPlan& memory = side == 0 ? pd.prefill_memory : pd.decode_memory;

@@ -20,6 +20,7 @@
 #include "kernels/dtype.hpp"
 #include "kernels/model_config.hpp"
 #include "serving/batch_scheduler.hpp"
+#include "serving/host_overheads.hpp"
 #include "serving/memory_plan.hpp"
 #include "serving/metrics_recorder.hpp"
 #include "serving/pd_coordinator.hpp"
@@ -91,7 +92,7 @@ struct PdElabInputs {
   const hw::InterconnectRegistry::Entry* ic_entry = nullptr;  // null: the built-in fabric
   const config::Params* ic_p = nullptr;
   std::shared_ptr<interconnect::Topology> topology;
-  const hw::HostRegistry::Entry* host_entry = nullptr;
+  const serving::HostOverheadsRegistry::Entry* host_entry = nullptr;  // the engine's software overheads
   const config::Params* host_p = nullptr;
   const serving::SchedulerRegistry::Entry* sched_entry = nullptr;
   const config::Params* engine_p = nullptr;

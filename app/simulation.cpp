@@ -456,10 +456,14 @@ Simulation::Simulation(config::Document& scenario) {
     ic_entry = &hw::interconnect_registry().get(ic_sec.kind("fabric"), ic_sec.mark("kind"), "hardware.interconnect.kind");
     ic_p = ic_sec.resolve(ic_entry->schema);
   }
+  // hardware.host: the kind picks the engine's software overheads (serving/host_overheads.hpp,
+  // set by the engine profile); the same section carries the host's launch keys (hardware).
   const config::Section host_sec = hw_sec.section("host", false);
   const auto& host_entry =
-      hw::host_registry().get(host_sec.kind("fixed_overhead"), host_sec.mark("kind"), "hardware.host.kind");
-  const config::Params host_p = host_sec.resolve(host_entry.schema);
+      serving::host_overheads_registry().get(host_sec.kind("fixed_overhead"), host_sec.mark("kind"), "hardware.host.kind");
+  config::Schema host_schema = host_entry.schema;
+  hw::add_launch_params(host_schema);
+  const config::Params host_p = host_sec.resolve(host_schema);
 
   // Engine and cache.
   const config::Section engine_sec = root.section("engine", false);
@@ -541,13 +545,15 @@ Simulation::Simulation(config::Document& scenario) {
     interconnect_ = ic_entry != nullptr ? ic_entry->make({"fabric", topology, *ic_p}) : hw::make_fabric("fabric", topology);
     fabric_ = interconnect_->fabric;
   }
+  const hw::LaunchPolicy launch = hw::launch_policy(host_p);
+  const std::shared_ptr<const serving::HostOverheads> overheads = host_entry.make(host_p);  // fitted once
   for (int i = 0; i < num_replicas; ++i) {
     const std::string rname = "replica" + std::to_string(i);
     std::vector<proto::StepExecutor*> stage_hosts;
     std::vector<std::vector<int>> stage_devices;
     for (int st = 0; st < pp_; ++st) {
       const std::string sname = pp_ > 1 ? rname + "_stage" + std::to_string(st) : rname;
-      hosts_.push_back(host_entry.make(sname + "_host", host_p));
+      hosts_.push_back(std::make_unique<hw::HostCpu>((sname + "_host").c_str(), launch));
       stage_hosts.push_back(hosts_.back().get());
       stage_devices.push_back(bind_stage_gpus(sname, (i * pp_ + st) * tp_, gpu_entry, gpu_p, *hosts_.back()));
     }
@@ -600,6 +606,7 @@ Simulation::Simulation(config::Document& scenario) {
     serving::ReplicaSpec spec{rname, *model, weight_dtype, kv_dtype, parallel};
     replicas_.push_back(std::make_unique<serving::Replica>(*env_, spec, std::move(stage_hosts), std::move(links),
                                                            std::move(kv), std::move(scheduler), metrics_));
+    replicas_.back()->set_host_overheads(overheads);
     if (spec_decode_) replicas_.back()->set_speculative(*spec_decode_, seed_);
     if (host_link.bytes_per_block > 0) replicas_.back()->set_host_kv_link(host_link);
   }

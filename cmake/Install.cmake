@@ -7,7 +7,7 @@ include(CMakePackageConfigHelpers)
 
 # Every object file of the project's libraries goes in (self-registering kinds included, and every
 # public function, not only those our own objects call); only external libraries are linked.
-set(KS_LIB_PARTS ks_base ks_sim ks_kernels ks_proto ks_metrics ks_host_model ks_interconnect ks_hw ks_policies ks_serving)
+set(KS_LIB_PARTS ks_base ks_sim ks_kernels ks_proto ks_metrics ks_launch_policy ks_interconnect ks_hw ks_policies ks_serving)
 set(KS_LIB_OBJECTS)
 foreach(part ${KS_LIB_PARTS})
   list(APPEND KS_LIB_OBJECTS $<TARGET_OBJECTS:${part}>)

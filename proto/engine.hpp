@@ -24,11 +24,13 @@ struct StepTiming {
   bool cuda_graph = false;       // launched as one CUDA graph
 };
 
-// Which of the host's own phases a step includes. A pipeline stage's worker prepares only on
-// the first stage and samples and processes outputs only on the last (serving/replica.hpp).
+// The engine's software overheads of a step, in seconds of host CPU time: the engine computes
+// them (serving/host_overheads.hpp) and the executor spends them before its first launch and
+// after the GPU finishes. A pipeline stage's worker prepares only on the first stage and samples
+// and processes outputs only on the last (serving/replica.hpp); zero means the phase is skipped.
 struct HostPhases {
-  bool prepare = true;  // scheduling + input preparation before the launches
-  bool finish = true;   // sampling + output processing after the GPU
+  double prepare_s = 0;  // scheduling + input preparation before the launches
+  double finish_s = 0;   // sampling + output processing after the GPU
 };
 
 // Runs engine steps on hardware: blocks the calling environment process for the step's duration.

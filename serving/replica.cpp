@@ -182,6 +182,14 @@ void Replica::dispatch(MicroBatch& mb) {
 // One stage's work on a batch. A multi-step batch: the host prepares once and processes the
 // outputs once; in between, the GPU runs one pass after another with every context one token
 // longer.
+proto::HostPhases Replica::host_phases(const proto::StepShape& shape, bool prepare, bool finish) const {
+  proto::HostPhases phases;
+  if (overheads_ == nullptr) return phases;
+  if (prepare) phases.prepare_s = overheads_->before_gpu_seconds(shape);
+  if (finish) phases.finish_s = overheads_->after_gpu_seconds(shape);
+  return phases;
+}
+
 void Replica::run_stage(MicroBatch& mb, int stage) {
   if (spec_decode_) {  // pp = 1 only (set_speculative)
     speculative_step(mb);
@@ -194,7 +202,7 @@ void Replica::run_stage(MicroBatch& mb, int stage) {
       for (std::int64_t& context : mb.batch.decode_contexts) ++context;
     const kernels::StepKernels& kernels =
         pp == 1 ? decomposer_.decompose(mb.batch) : mb.stages[static_cast<std::size_t>(stage)];
-    const proto::HostPhases phases{stage == 0 && pass == 0, stage == pp - 1 && pass == mb.plan.steps - 1};
+    const proto::HostPhases phases = host_phases(mb.shape, stage == 0 && pass == 0, stage == pp - 1 && pass == mb.plan.steps - 1);
     account(host.execute_step(kernels, mb.shape, mb.step + static_cast<std::uint64_t>(pass), &mb.request_ids, phases));
   }
 }
@@ -288,8 +296,9 @@ void Replica::speculative_step(MicroBatch& mb) {
         fc.phase = draft_kernels_.per_layer.front().phase;
         draft_kernels_.pre.push_back(fc);
       }
-      account(host.execute_step(draft_kernels_, proto::step_shape(draft_batch_, spec_.parallel.tp), step_id,
-                                 &mb.request_ids, proto::HostPhases{!prepared, false}));
+      const proto::StepShape draft_shape = proto::step_shape(draft_batch_, spec_.parallel.tp);
+      account(host.execute_step(draft_kernels_, draft_shape, step_id, &mb.request_ids,
+                                 host_phases(draft_shape, !prepared, false)));
       prepared = true;
       ++stats_.spec_draft_passes;
     }
@@ -297,7 +306,7 @@ void Replica::speculative_step(MicroBatch& mb) {
   const kernels::StepKernels& verify = decomposer_.decompose(mb.batch, &mb.decode_queries);
   proto::StepShape shape = proto::step_shape(mb.batch, spec_.parallel.tp);
   for (const std::int64_t d : mb.decode_drafts) shape.tokens += d;
-  account(host.execute_step(verify, shape, step_id, &mb.request_ids, proto::HostPhases{!prepared, true}));
+  account(host.execute_step(verify, shape, step_id, &mb.request_ids, host_phases(shape, !prepared, true)));
 }
 
 void Replica::account(const proto::StepTiming& timing) {

@@ -15,7 +15,9 @@
 // the last stage samples and processes the outputs; TTFT/TPOT/ITL stamp the time a batch leaves
 // it. Intake, the "cannot schedule" error, multi-step passes, speculative decoding and the host
 // KV tier's copies exist once, for every depth. Hosts and links are reached only through the
-// contract's sc_interfaces (proto/engine.hpp: StepExecutor, ActivationChannel).
+// contract's sc_interfaces (proto/engine.hpp: StepExecutor, ActivationChannel). The engine's
+// software overheads of each step (serving/host_overheads.hpp) are computed here and handed to
+// the host with the step (proto::HostPhases).
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -31,6 +33,7 @@
 #include "base/util/trace_recorder.hpp"
 #include "serving/batch_scheduler.hpp"
 #include "serving/host_kv_link.hpp"
+#include "serving/host_overheads.hpp"
 #include "serving/kv_cache.hpp"
 #include "serving/metrics_recorder.hpp"
 #include "serving/speculative.hpp"
@@ -96,6 +99,10 @@ class Replica {
   // must load are copied over the link before the step starts, and the blocks HBM wrote back are
   // copied on the other direction in the background.
   void set_host_kv_link(const HostKvLinkConfig& link);
+  // The engine's software overheads per step (scheduling and input preparation before the
+  // launches, sampling and output processing after the GPU), handed to the host with each step
+  // (proto::HostPhases). None (the default): a step costs only its launches and the GPU.
+  void set_host_overheads(std::shared_ptr<const HostOverheads> overheads) { overheads_ = std::move(overheads); }
   const HostKvLink* host_kv_link() const { return host_link_.get(); }
   void submit(Request* request);
   std::size_t outstanding() const { return outstanding_; }
@@ -141,11 +148,14 @@ class Replica {
   void to_batch(MicroBatch& batch);
   // One speculative step: the proposer's passes, then the verification of every decode's drafts.
   void speculative_step(MicroBatch& batch);
+  // The seconds of the phases this step includes on its host.
+  proto::HostPhases host_phases(const proto::StepShape& shape, bool prepare, bool finish) const;
 
   sim::Environment& env_;
   ReplicaSpec spec_;
   std::vector<proto::StepExecutor*> hosts_;  // one per pipeline stage
   std::vector<proto::ActivationChannel*> links_;
+  std::shared_ptr<const HostOverheads> overheads_;
   std::unique_ptr<KvBlockManager> kv_;
   std::unique_ptr<BatchScheduler> scheduler_;
   MetricsRecorder& metrics_;

@@ -45,11 +45,9 @@ void set_request_ids(std::vector<std::uint64_t>& out, const std::vector<std::uin
 }
 }  // namespace
 
-HostCpu::HostCpu(const sc_core::sc_module_name& name, std::unique_ptr<HostOverheads> overheads,
-                 LaunchPolicy launch)
+HostCpu::HostCpu(const sc_core::sc_module_name& name, LaunchPolicy launch)
     : sc_core::sc_module(name),
       gpu_socket("gpu_socket"),
-      overheads_(std::move(overheads)),
       launch_policy_(launch),
       launch_overhead_(seconds(launch.per_kernel_s)),
       graph_launch_overhead_(seconds(launch.graph_launch_s)),
@@ -110,7 +108,7 @@ StepTiming HostCpu::execute_step(const kernels::StepKernels& step, const StepSha
   // the host's time is sc_time_stamp() + the returned delay, and the step's phases are measured
   // between absolute times from `start`, so time spent inside a target is counted once.
   const sc_core::sc_time start = sc_core::sc_time_stamp();
-  timing.host_before = phases.prepare ? seconds(overheads_->before_gpu_seconds(shape)) : sc_core::SC_ZERO_TIME;
+  timing.host_before = phases.prepare_s > 0 ? seconds(phases.prepare_s) : sc_core::SC_ZERO_TIME;
   sc_core::sc_time local = timing.host_before;
   // A graph replay costs the host one launch up front; its kernels reach the GPU together.
   timing.cuda_graph = timing.kernels > 0 && launch_policy_.uses_graph(shape);
@@ -139,7 +137,7 @@ StepTiming HostCpu::execute_step(const kernels::StepKernels& step, const StepSha
                              std::to_string(step_id));
   const sc_core::sc_time gpu_done = sc_core::sc_time_stamp() + after_transport(launched, after_gpu);
   timing.gpu_wait = gpu_done - launched;
-  timing.host_after = phases.finish ? seconds(overheads_->after_gpu_seconds(shape)) : sc_core::SC_ZERO_TIME;
+  timing.host_after = phases.finish_s > 0 ? seconds(phases.finish_s) : sc_core::SC_ZERO_TIME;
   const sc_core::sc_time end = gpu_done + timing.host_after;
   timing.total = end - start;
 
@@ -162,28 +160,5 @@ void HostCpu::trace_step(const StepTiming& t, std::uint64_t step_id, const sc_co
     at += d.value();
   }
 }
-
-namespace {
-const bool registered = [] {
-  config::Schema schema("Host CPU of a serving engine with fixed per-step and per-kernel costs.");
-  schema
-      .quantity("prepare_overhead", config::Dim::Time, std::string("500us"),
-                "CPU time before a step's first launch: scheduling and input preparation", 0.0, false)
-      .quantity("finish_overhead", config::Dim::Time, std::string("500us"),
-                "CPU time after the GPU finishes a step: sampling, detokenisation, output processing",
-                0.0, false);
-  add_launch_params(schema);
-  host_registry().add("fixed_overhead",
-                      {schema.doc(), schema,
-                       [](const std::string& name, const config::Params& params) {
-                         return std::make_unique<HostCpu>(
-                             name.c_str(),
-                             std::make_unique<FixedHostOverheads>(params.number("prepare_overhead"),
-                                                                  params.number("finish_overhead")),
-                             launch_policy(params));
-                       }});
-  return true;
-}();
-}  // namespace
 
 }  // namespace ks::hw

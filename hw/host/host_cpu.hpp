@@ -1,10 +1,12 @@
 #pragma once
-// The serving process's CPU. It prepares each engine step (scheduling, input preparation), launches
-// the step's kernels one TLM transaction each on the GPU socket, waits for the GPU, and finishes the
-// step (sampling, output processing). Launches are asynchronous: the host pays `launch_overhead`
-// per kernel (or one graph launch for a CUDA-graphed decode step) while the GPU works through its
+// The serving process's CPU. It spends the engine's preparation time (scheduling, input
+// preparation: seconds the engine computes, proto::HostPhases), launches the step's kernels one TLM
+// transaction each on the GPU socket, waits for the GPU, and spends the engine's finishing time
+// (sampling, output processing). Launches are asynchronous: the host pays `launch_overhead` per
+// kernel (or one graph launch for a CUDA-graphed decode step) while the GPU works through its
 // stream, so small batches become host-bound the way real engines do and large ones GPU-bound.
-// What the phases cost comes from the kind's HostOverheads policy.
+// What is hardware stays here (launch costs, CUDA graphs: LaunchPolicy); the engine's software
+// overheads live in serving/host_overheads.hpp.
 //
 // Transaction granularity (`launch_granularity`, a fidelity setting): `kernel` sends one TLM
 // transaction per kernel (~400 per step); `step` sends the whole step as one StepLaunch, which the
@@ -17,13 +19,11 @@
 
 #include <systemc>
 
-#include "hw/host/host_overheads.hpp"
 #include "hw/host/launch_policy.hpp"
 #include "hw/host/step_shape.hpp"
 #include "kernels/step_decomposer.hpp"
 #include "proto/engine.hpp"
 #include "base/config/schema.hpp"
-#include "base/registry/registry.hpp"
 #include "sc_modules/sim/environment.hpp"
 #include "proto/payload_pool.hpp"
 #include "proto/protocol.hpp"
@@ -38,7 +38,7 @@ class HostCpu : public sc_core::sc_module, public proto::StepExecutor {
  public:
   proto::GpuInitiatorSocket<HostCpu> gpu_socket;
 
-  HostCpu(const sc_core::sc_module_name& name, std::unique_ptr<HostOverheads> overheads, LaunchPolicy launch);
+  HostCpu(const sc_core::sc_module_name& name, LaunchPolicy launch);
 
   // Runs one engine step: blocks the calling environment process for the step's duration.
   StepTiming execute_step(const kernels::StepKernels& step, const StepShape& shape, std::uint64_t step_id,
@@ -63,7 +63,6 @@ class HostCpu : public sc_core::sc_module, public proto::StepExecutor {
               const std::vector<std::uint64_t>* request_ids, const sc_core::sc_time& per_kernel,
               sc_core::sc_time& local);
 
-  std::unique_ptr<HostOverheads> overheads_;
   LaunchPolicy launch_policy_;
   sc_core::sc_time launch_overhead_;
   sc_core::sc_time graph_launch_overhead_;
@@ -78,8 +77,5 @@ class HostCpu : public sc_core::sc_module, public proto::StepExecutor {
 
   void trace_step(const StepTiming& timing, std::uint64_t step_id, const sc_core::sc_time& step_start) const;
 };
-
-using HostRegistry = registry::Registry<HostCpu, const std::string&, const config::Params&>;
-inline HostRegistry& host_registry() { return HostRegistry::instance("host"); }
 
 }  // namespace ks::hw

@@ -12,6 +12,7 @@
 #include "hw/host/host_cpu.hpp"
 #include "proto/payload_pool.hpp"
 #include "sc_modules/sim/sim.hpp"
+#include "tests/support/engine_host.hpp"
 #include "tests/support/hand_kernels.hpp"
 #include "tests/support/schema_params.hpp"
 
@@ -85,9 +86,7 @@ TEST(BaseProtocolGpu, KernelsTakeTheAcceleratorsAnnotatedTimeInOrder) {
 TEST(BaseProtocolGpu, HostStepTakesTheHandComputedTime) {
   sim::Environment env;
   Bench b;
-  const auto& entry = hw::host_registry().get("fixed_overhead", {}, "host");
-  auto host = entry.make("host", test_support::resolve_params(
-                                     "prepare_overhead: 10us\nfinish_overhead: 5us\nlaunch_overhead: 2us\n", entry.schema));
+  auto host = test_support::make_engine_host("prepare_overhead: 10us\nfinish_overhead: 5us\nlaunch_overhead: 2us\n");
   host->gpu_socket.bind(b.adapter.socket);
   kernels::StepKernels step;
   step.pre = {kernel(3500.0 * 2048)};                            // 4000 cycles
@@ -95,7 +94,7 @@ TEST(BaseProtocolGpu, HostStepTakesTheHandComputedTime) {
   step.num_layers = 2;
   step.post = {kernel(4500.0 * 2048)};                           // 5000 cycles
   hw::StepTiming t;
-  env.process([&] { t = host->execute_step(step, hw::StepShape{1, 1, false, 1}, 1); });
+  env.process([&] { t = host->run_step(step, hw::StepShape{1, 1, false, 1}, 1); });
   env.run();
   EXPECT_EQ(t.total, us(46));
   EXPECT_EQ(t.launch, us(12));

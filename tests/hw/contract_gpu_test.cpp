@@ -15,6 +15,7 @@
 #include "kernels/gpu_spec.hpp"
 #include "kernels/step_decomposer.hpp"
 #include "sc_modules/sim/sim.hpp"
+#include "tests/support/engine_host.hpp"
 #include "tests/support/hand_kernels.hpp"
 #include "tests/support/schema_params.hpp"
 #include "tests/support/step_time.hpp"
@@ -23,9 +24,8 @@ using namespace ks;
 
 namespace {
 
-std::unique_ptr<hw::HostCpu> make_host(const std::string& yaml) {
-  const auto& entry = hw::host_registry().get("fixed_overhead", {}, "host");
-  return entry.make("host", test_support::resolve_params(yaml, entry.schema));
+std::unique_ptr<test_support::EngineHost> make_host(const std::string& yaml) {
+  return test_support::make_engine_host(yaml);
 }
 
 using test_support::us;
@@ -61,9 +61,9 @@ TEST(ContractGpu, GpuBoundStepsTakeTheHandComputedTimeOnce) {
   hw::StepTiming first, second;
   sc_core::sc_time after_first, after_second;
   env.process([&] {
-    first = host->execute_step(step, kShape, 1);
+    first = host->run_step(step, kShape, 1);
     after_first = env.now();
-    second = host->execute_step(step, kShape, 2);
+    second = host->run_step(step, kShape, 2);
     after_second = env.now();
   });
   env.run();
@@ -95,7 +95,7 @@ TEST(ContractGpu, HostBoundStepMatchesTheAsynchronousLaunchFormula) {
   host->gpu_socket.bind(gpu.socket);
   const kernels::StepKernels step = six_kernels();
   hw::StepTiming t;
-  env.process([&] { t = host->execute_step(step, kShape, 1); });
+  env.process([&] { t = host->run_step(step, kShape, 1); });
   env.run();
   EXPECT_EQ(t.total, us(80));
   EXPECT_EQ(t.gpu_wait, us(5));
@@ -117,7 +117,7 @@ TEST(ContractGpu, OtherProcessesRunOnTimeWhileTheHostWaitsInsideTheGpu) {
   const kernels::StepKernels step = six_kernels();
   sc_core::sc_time seen_a, seen_b, step_end;
   env.process([&] {
-    host->execute_step(step, kShape, 1);
+    host->run_step(step, kShape, 1);
     step_end = env.now();
   });
   env.process([&] {
@@ -158,7 +158,7 @@ TEST(ContractGpu, TpGroupOfTimedRanksOnAUserInterconnectTakesTheHandComputedTime
   step.per_layer = {kernel(4e6), ar, kernel(2e6)};
   step.num_layers = 1;
   hw::StepTiming t;
-  env.process([&] { t = host->execute_step(step, kShape, 1); });
+  env.process([&] { t = host->run_step(step, kShape, 1); });
   env.run();
   EXPECT_EQ(t.total, us(44));
   EXPECT_EQ(t.launch, us(11));

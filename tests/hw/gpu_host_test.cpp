@@ -12,6 +12,7 @@
 #include "kernels/roofline.hpp"
 #include "kernels/step_decomposer.hpp"
 #include "base/config/document.hpp"
+#include "tests/support/engine_host.hpp"
 #include "tests/support/schema_params.hpp"
 #include "tests/support/step_time.hpp"
 #include "sc_modules/sim/sim.hpp"
@@ -31,9 +32,8 @@ std::unique_ptr<hw::GpuModule> make_gpu(const std::string& yaml) {
   return entry.make({"gpu0", 0, resolve(yaml, entry.schema)});
 }
 
-std::unique_ptr<hw::HostCpu> make_host(const std::string& yaml, const std::string& kind = "fixed_overhead") {
-  const auto& entry = hw::host_registry().get(kind, {}, "host");
-  return entry.make("host", resolve(yaml, entry.schema));
+std::unique_ptr<test_support::EngineHost> make_host(const std::string& yaml, const std::string& kind = "fixed_overhead") {
+  return test_support::make_engine_host(yaml, kind);
 }
 
 // A test initiator that launches kernels by hand.
@@ -149,13 +149,13 @@ TEST(HostCpu, StepTimeFollowsAsynchronousLaunchSemantics) {
   const double want_prefill = expected_step(sk_prefill, &wait_prefill);
   env.process([&] {
     const double t0 = env.now_seconds();
-    const hw::StepTiming a = host->execute_step(sk_decode, hw::step_shape(decode1, 1), 0);
+    const hw::StepTiming a = host->run_step(sk_decode, hw::step_shape(decode1, 1), 0);
     EXPECT_NEAR(env.now_seconds() - t0, want_decode, 1e-9);
     EXPECT_NEAR(sim::to_seconds(a.total), want_decode, 1e-9);
     EXPECT_EQ(a.kernels, sk_decode.pre.size() + sk_decode.post.size() +
                              sk_decode.per_layer.size() * static_cast<std::size_t>(sk_decode.num_layers));
     const double t1 = env.now_seconds();
-    const hw::StepTiming b = host->execute_step(sk_prefill, hw::step_shape(prefill, 1), 1);
+    const hw::StepTiming b = host->run_step(sk_prefill, hw::step_shape(prefill, 1), 1);
     EXPECT_NEAR(env.now_seconds() - t1, want_prefill, 1e-9);
     // Decode of one sequence is launch-bound (host never waits long); the big prefill is GPU-bound.
     EXPECT_LT(sim::to_seconds(a.gpu_wait), 0.1 * sim::to_seconds(a.launch));
@@ -239,7 +239,7 @@ TEST(FittedHost, StepBreakdownFollowsTheMeasuredLinearPhases) {
   const double before = 0.41e-3, after = 0.39e-3;
   const ExpectedStep want = expected_step(sk, gpu->spec(), 3e-6, before, 5e-6, 0, after);
   env.process([&] {
-    const hw::StepTiming t = host->execute_step(sk, hw::step_shape(batch, 2), 0);
+    const hw::StepTiming t = host->run_step(sk, hw::step_shape(batch, 2), 0);
     EXPECT_NEAR(sim::to_seconds(t.host_before), before, 1e-9);
     EXPECT_NEAR(sim::to_seconds(t.host_after), after, 1e-9);
     EXPECT_NEAR(sim::to_seconds(t.launch), want.launch, 1e-9);
@@ -266,8 +266,8 @@ TEST(FittedHost, SmallDecodeBatchesAreHostBoundLargeOnesGpuBound) {
   const double measured_small = measured_host_seconds("microsoft/phi-2", 8, 1);
   const double measured_large = measured_host_seconds("microsoft/phi-2", 128, 1);
   env.process([&] {
-    const hw::StepTiming a = host->execute_step(sk_small, hw::step_shape(small, 1), 0);
-    const hw::StepTiming b = host->execute_step(sk_large, hw::step_shape(large, 1), 1);
+    const hw::StepTiming a = host->run_step(sk_small, hw::step_shape(small, 1), 0);
+    const hw::StepTiming b = host->run_step(sk_large, hw::step_shape(large, 1), 1);
     const double host_a = sim::to_seconds(a.host_before + a.host_after);
     const double host_b = sim::to_seconds(b.host_before + b.host_after);
     EXPECT_NEAR(host_a, measured_small, 0.15 * measured_small);  // within the fit's error
@@ -306,14 +306,14 @@ TEST(FittedHost, CudaGraphsReplaceKernelLaunchesInDecodeSteps) {
   };
   const auto sk_graphed = sk(graphed), sk_big = sk(too_big), sk_mixed = sk(mixed);
   env.process([&] {
-    const hw::StepTiming a = host->execute_step(sk_graphed, hw::step_shape(graphed, 1), 0);
+    const hw::StepTiming a = host->run_step(sk_graphed, hw::step_shape(graphed, 1), 0);
     EXPECT_TRUE(a.cuda_graph);
     EXPECT_NEAR(sim::to_seconds(a.launch), 25e-6, 1e-12);
     const ExpectedStep ea = expected_step(sk_graphed, gpu->spec(), 3e-6, sim::to_seconds(a.host_before), 0, 25e-6,
                                           sim::to_seconds(a.host_after));
     EXPECT_NEAR(sim::to_seconds(a.total), ea.total, 1e-9);
-    const hw::StepTiming b = host->execute_step(sk_big, hw::step_shape(too_big, 1), 1);
-    const hw::StepTiming c = host->execute_step(sk_mixed, hw::step_shape(mixed, 1), 2);
+    const hw::StepTiming b = host->run_step(sk_big, hw::step_shape(too_big, 1), 1);
+    const hw::StepTiming c = host->run_step(sk_mixed, hw::step_shape(mixed, 1), 2);
     EXPECT_FALSE(b.cuda_graph);
     EXPECT_FALSE(c.cuda_graph);
     EXPECT_NEAR(sim::to_seconds(b.launch), 4e-6 * static_cast<double>(b.kernels), 1e-12);

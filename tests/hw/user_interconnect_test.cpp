@@ -10,6 +10,7 @@
 #include "hw/gpu/tp_group.hpp"
 #include "hw/host/host_cpu.hpp"
 #include "sc_modules/sim/sim.hpp"
+#include "tests/support/engine_host.hpp"
 #include "tests/support/hand_kernels.hpp"
 #include "tests/support/schema_params.hpp"
 
@@ -33,10 +34,7 @@ TEST(UserInterconnect, CrossbarCarriesTheTpGroupsAllReducesWithTheHandComputedTi
   hw::TpGroup group("tp", {gpu0.get(), gpu1.get()});
   user_interconnect::Crossbar xbar("xbar", us(5), 100e9);
   group.fabric_socket.bind(xbar.socket);
-  const auto& host_entry = hw::host_registry().get("fixed_overhead", {}, "host");
-  auto host = host_entry.make("host", test_support::resolve_params(
-                                          "prepare_overhead: 0us\nfinish_overhead: 0us\nlaunch_overhead: 0us\n",
-                                          host_entry.schema));
+  auto host = test_support::make_engine_host("prepare_overhead: 0us\nfinish_overhead: 0us\nlaunch_overhead: 0us\n");
   host->gpu_socket.bind(group.socket);
 
   kernels::Kernel gemm{};
@@ -51,7 +49,7 @@ TEST(UserInterconnect, CrossbarCarriesTheTpGroupsAllReducesWithTheHandComputedTi
   step.num_layers = 2;
 
   hw::StepTiming t;
-  env.process([&] { t = host->execute_step(step, hw::StepShape{1, 1, false, 2}, 1); });
+  env.process([&] { t = host->run_step(step, hw::StepShape{1, 1, false, 2}, 1); });
   env.run();
   const double t_g = 2.0 * 4096 * 4096 * 4096 / 989.4e12;
   EXPECT_NEAR(t.total.to_seconds(), 2 * (t_g + 15e-6), 4e-12);

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kernels/model_config.hpp"
@@ -21,6 +22,9 @@
 using namespace ks;
 
 namespace {
+
+// The engine's overheads handed to the hosts (their time is in the executor's fixed step time).
+constexpr double kPrepare = 1e-4, kFinish = 2e-4;
 
 struct FixedStepExecutor : proto::StepExecutor {
   sim::Environment& env;
@@ -126,6 +130,7 @@ TEST(Replica, PipelineOfTwoStagesKeepsTwoMicroBatchesInFlight) {
   serving::MetricsRecorder metrics;
   serving::Replica replica(env, serving::ReplicaSpec{"r0", *model, kernels::DType::BF16, kernels::DType::BF16, {1, 2}},
                            {&stage0, &stage1}, {&link}, std::move(kv), std::move(sched), metrics);
+  replica.set_host_overheads(std::make_shared<serving::FixedHostOverheads>(kPrepare, kFinish));
   serving::Request a, b;
   a.id = 1, a.prompt_tokens = 100, a.output_tokens = 3;
   b.id = 2, b.prompt_tokens = 50, b.output_tokens = 2;
@@ -149,11 +154,12 @@ TEST(Replica, PipelineOfTwoStagesKeepsTwoMicroBatchesInFlight) {
     EXPECT_NEAR(stage1.starts[i], starts1[i], eps) << "stage 1, step " << i;
     EXPECT_EQ(stage0.step_ids[i], i);
     EXPECT_EQ(stage1.step_ids[i], i);
-    // Stage 0 prepares the batch, the last stage samples and processes the outputs.
-    EXPECT_TRUE(stage0.phases[i].prepare);
-    EXPECT_FALSE(stage0.phases[i].finish);
-    EXPECT_FALSE(stage1.phases[i].prepare);
-    EXPECT_TRUE(stage1.phases[i].finish);
+    // Stage 0 prepares the batch, the last stage samples and processes the outputs: the engine's
+    // overheads travel with the step to the host that spends them.
+    EXPECT_EQ(stage0.phases[i].prepare_s, kPrepare);
+    EXPECT_EQ(stage0.phases[i].finish_s, 0.0);
+    EXPECT_EQ(stage1.phases[i].prepare_s, 0.0);
+    EXPECT_EQ(stage1.phases[i].finish_s, kFinish);
   }
   EXPECT_EQ(stage0.batches[0], (std::vector<std::uint64_t>{1}));
   EXPECT_EQ(stage0.batches[1], (std::vector<std::uint64_t>{2}));
@@ -177,6 +183,7 @@ TEST(Replica, OneStageRunsAMultiStepBatchAsPassesOnTheSameStage) {
   serving::MetricsRecorder metrics;
   serving::Replica replica(env, serving::ReplicaSpec{"r0", *model, kernels::DType::BF16, kernels::DType::BF16, {1, 1}},
                            exec, std::move(kv), std::move(sched), metrics);
+  replica.set_host_overheads(std::make_shared<serving::FixedHostOverheads>(kPrepare, kFinish));
   serving::Request a;
   a.id = 1, a.prompt_tokens = 100, a.output_tokens = 5;
   env.process([&] {
@@ -192,11 +199,12 @@ TEST(Replica, OneStageRunsAMultiStepBatchAsPassesOnTheSameStage) {
     EXPECT_NEAR(exec.starts[i], static_cast<double>(i) * ms, eps);
     EXPECT_EQ(exec.step_ids[i], i);
   }
-  EXPECT_TRUE(exec.phases[0].prepare && exec.phases[0].finish);  // the prefill: a batch of its own
-  EXPECT_TRUE(exec.phases[1].prepare && !exec.phases[1].finish);
-  EXPECT_TRUE(!exec.phases[2].prepare && !exec.phases[2].finish);
-  EXPECT_TRUE(!exec.phases[3].prepare && !exec.phases[3].finish);
-  EXPECT_TRUE(!exec.phases[4].prepare && exec.phases[4].finish);
+  const auto phases = [&](std::size_t i) { return std::make_pair(exec.phases[i].prepare_s, exec.phases[i].finish_s); };
+  EXPECT_EQ(phases(0), std::make_pair(kPrepare, kFinish));  // the prefill: a batch of its own
+  EXPECT_EQ(phases(1), std::make_pair(kPrepare, 0.0));
+  EXPECT_EQ(phases(2), std::make_pair(0.0, 0.0));
+  EXPECT_EQ(phases(3), std::make_pair(0.0, 0.0));
+  EXPECT_EQ(phases(4), std::make_pair(0.0, kFinish));
   EXPECT_EQ(replica.stats().steps, 5u);
   EXPECT_EQ(replica.stats().batches, 2u);
 }

@@ -3,13 +3,14 @@
 // least squares to measured per-step CPU overheads (data/cpu_overheads/, Vidur's profiles of a
 // vLLM-derived engine). Each host phase is linear in the batch:
 //   t = a + b·sequences + (c + d·sequences)·f(TP).
-// Pure C++ (no SystemC) so the fit, the leave-one-model-out check and the `fitted` host kind share it.
+// Pure C++ (no SystemC) so the fit, the leave-one-model-out check (`kernelsight fit-host`) and the
+// `fitted` engine overheads (serving/host_overheads.hpp) share it.
 #include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
 
-namespace ks::hw {
+namespace ks::serving {
 
 // The measured phases of one step, in the order the host runs them.
 enum class HostPhase { Schedule, PrepareInputs, Sampler, ProcessOutputs };
@@ -69,4 +70,4 @@ FitErrors fit_errors(const HostOverheadModel& model, const std::vector<HostOverh
 // Refits without each model in turn and scores the left-out model's rows; errors pooled over all.
 FitErrors leave_one_model_out(const std::vector<HostOverheadSample>& samples, TpTerm tp_term);
 
-}  // namespace ks::hw
+}  // namespace ks::serving

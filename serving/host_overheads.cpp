@@ -1,14 +1,15 @@
-// Host kind `fitted`: per-step CPU phases fitted at start-up to measured overheads
-// (data/cpu_overheads/<measurements>.csv or the user's own CSV in that format).
+// The built-in kinds of engine overheads: `fixed_overhead` (the same cost every step) and `fitted`
+// (per-step phases fitted at start-up to measured overheads, data/cpu_overheads/<measurements>.csv
+// or the user's own CSV in that format).
+#include "serving/host_overheads.hpp"
+
 #include <filesystem>
 
-#include "hw/host/fitted_overheads.hpp"
-#include "hw/host/host_cpu.hpp"
+#include "base/config/error.hpp"
 #include "base/util/csv.hpp"
 #include "base/util/data_dir.hpp"
-#include "base/config/error.hpp"
 
-namespace ks::hw {
+namespace ks::serving {
 namespace {
 
 // A bare name is a shipped measurement set; anything that looks like a path is the user's file,
@@ -30,7 +31,23 @@ TpTerm parse_tp_term(const std::string& s) {
   return TpTerm::Distributed;
 }
 
-const bool registered = [] {
+const bool registered_fixed = [] {
+  config::Schema schema("Host CPU of a serving engine with fixed per-step and per-kernel costs.");
+  schema
+      .quantity("prepare_overhead", config::Dim::Time, std::string("500us"),
+                "CPU time before a step's first launch: scheduling and input preparation", 0.0, false)
+      .quantity("finish_overhead", config::Dim::Time, std::string("500us"),
+                "CPU time after the GPU finishes a step: sampling, detokenisation, output processing",
+                0.0, false);
+  host_overheads_registry().add("fixed_overhead", {schema.doc(), schema, [](const config::Params& params) {
+                                                     return std::make_unique<FixedHostOverheads>(
+                                                         params.number("prepare_overhead"),
+                                                         params.number("finish_overhead"));
+                                                   }});
+  return true;
+}();
+
+const bool registered_fitted = [] {
   config::Schema schema(
       "Host CPU whose per-step scheduling, input preparation, sampling and output processing times are "
       "a + b*sequences + (c + d*sequences)*f(TP) per phase, fitted by least squares to measured CPU overheads.");
@@ -41,9 +58,8 @@ const bool registered = [] {
       .choice("tp_term", {"distributed", "log2", "linear"}, std::string("distributed"),
               "how TP enters the fit: a constant once TP > 1 (workers to coordinate), log2(TP), or TP-1")
       .number("scale", 1.0, "multiplies the fitted times (a faster or slower host CPU)", 0.0);
-  add_launch_params(schema);
-  host_registry().add(
-      "fitted", {schema.doc(), schema, [](const std::string& name, const config::Params& params) {
+  host_overheads_registry().add(
+      "fitted", {schema.doc(), schema, [](const config::Params& params) {
                    HostOverheadModel model;
                    try {
                      model = fit_host_overheads(read_host_overheads(measurements_path(params)),
@@ -51,12 +67,10 @@ const bool registered = [] {
                    } catch (const std::exception& e) {  // CsvError, too few rows
                      throw config::ConfigError(params.mark("measurements"), "hardware.host.measurements", e.what());
                    }
-                   return std::make_unique<HostCpu>(
-                       name.c_str(), std::make_unique<FittedHostOverheads>(model, params.number("scale")),
-                       launch_policy(params));
+                   return std::make_unique<FittedHostOverheads>(model, params.number("scale"));
                  }});
   return true;
 }();
 
 }  // namespace
-}  // namespace ks::hw
+}  // namespace ks::serving

@@ -1,4 +1,4 @@
-#include "hw/host/host_overhead_model.hpp"
+#include "serving/host_overhead_model.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -9,7 +9,7 @@
 
 #include "base/util/csv.hpp"
 
-namespace ks::hw {
+namespace ks::serving {
 namespace {
 // The CSV column of each phase, in HostPhase order.
 constexpr std::array<const char*, kHostPhases> kColumns{"schedule_median", "prepare_inputs_e2e_median",
@@ -164,4 +164,4 @@ FitErrors leave_one_model_out(const std::vector<HostOverheadSample>& samples, Tp
   return pooled;
 }
 
-}  // namespace ks::hw
+}  // namespace ks::serving
