@@ -81,6 +81,11 @@ std::int64_t ModelConfig::layer_parameter_count(int layer) const {
   return layer_parameters(*this, is_moe_layer(layer), num_experts);
 }
 
+std::int64_t ModelConfig::routed_expert_parameter_count() const {
+  if (num_experts <= 0) return 0;
+  return std::int64_t{moe_layers()} * num_experts * mlp_parameters(*this, expert_intermediate_size());
+}
+
 std::int64_t ModelConfig::active_parameter_count() const {
   std::int64_t n = 0;
   for (int i = 0; i < num_layers; ++i) n += layer_parameters(*this, is_moe_layer(i), experts_per_token);

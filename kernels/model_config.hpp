@@ -82,6 +82,9 @@ struct ModelConfig {
   // One transformer layer's parameters (attention, MLP or experts and router, norms): an MoE
   // layer of an MoE model (its first MoE layer), else a dense one.
   std::int64_t layer_parameter_count() const;
+  // The routed experts' parameters over all MoE layers (what expert parallelism splits; the
+  // router, shared experts and everything else are not counted).
+  std::int64_t routed_expert_parameter_count() const;
   // Layer `layer`'s (0-based): dense or MoE as is_moe_layer says.
   std::int64_t layer_parameter_count(int layer) const;
   // Parameters one token goes through: as parameter_count but with experts_per_token routed
