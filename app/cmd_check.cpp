@@ -73,6 +73,8 @@ void print_resolved(const Simulation& sim, const config::Document& scenario, con
   } else {
     model = *kernels::find_builtin_model(scalar(doc, {"model", "name"}, ""));
   }
+  if (const int block = std::stoi(scalar(doc, {"model", "weight_block_size"}, "-1")); block >= 0)
+    model.weight_block_size = block;
   const std::string weight_name = scalar(doc, {"model", "dtype"}, "bf16");
   const kernels::DType weight_dtype = dtype_of(weight_name);
   const std::string kv_name = scalar(doc, {"model", "kv_dtype"}, "auto");

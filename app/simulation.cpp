@@ -46,6 +46,11 @@ config::Schema model_schema() {
               "Hugging Face config.json of the model (relative to the scenario file); replaces `name`")
       .choice("dtype", dtype_choices(), std::string("bf16"),
               "weight dtype (fp4: NVFP4 with W4A4 GEMMs, on GPUs with fp4 tensor cores)")
+      .integer("weight_block_size", -1,
+               "fp8 weights with one fp32 scale per NxN block and per-token-group activation quantisation before "
+               "each GEMM (DeepSeek-V3's quantization_config weight_block_size [128, 128]); -1: as the model's "
+               "config.json says, 0: per-tensor scales; needs dtype fp8",
+               -1, 65536)
       .choice("kv_dtype", [] {
         auto c = dtype_choices();
         c.insert(c.begin(), "auto");
@@ -422,6 +427,15 @@ Simulation::Simulation(config::Document& scenario) {
   }
   model_name_ = model->name;
   const kernels::DType weight_dtype = dtype_param(model_p, "dtype");
+  if (const std::int64_t block = model_p.integer("weight_block_size"); block >= 0) {
+    if (block > 0 && weight_dtype != kernels::DType::FP8)
+      throw config::ConfigError(model_p.mark("weight_block_size"), "model.weight_block_size",
+                                "block-scaled weights are fp8: expected model.dtype: fp8 (got " +
+                                    model_p.string("dtype") + "), or 0 / -1");
+    if (model != &loaded) loaded = *model;
+    loaded.weight_block_size = static_cast<int>(block);
+    model = &loaded;
+  }
   const kernels::DType kv_dtype = model_p.string("kv_dtype") == "auto" ? kernels::activation_dtype(weight_dtype)
                                                                         : dtype_param(model_p, "kv_dtype");
 

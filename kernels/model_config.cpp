@@ -120,6 +120,11 @@ int ModelConfig::rotary_dim() const {
   return static_cast<int>(partial_rotary_factor * head_dim);
 }
 
+double ModelConfig::weight_element_bytes(DType dtype) const {
+  const int b = weight_block(dtype);
+  return dtype_bytes(dtype) + (b > 0 ? 4.0 / (static_cast<double>(b) * b) : 0.0);
+}
+
 double ModelConfig::weight_bytes(DType dtype) const {
   return static_cast<double>(parameter_count()) * dtype_bytes(dtype);
 }

@@ -97,8 +97,22 @@ struct Emitter {
   DType act;      // activation / elementwise compute dtype
   DType gemm_dt;  // GEMM compute dtype
   double act_b;   // bytes per activation element
-  double w_b;     // bytes per weight element
+  double w_b;     // bytes per weight element (fp8 block scales included)
   Phase phase;
+  // fp8 block-scaled weights: the block size (0: none). Every such GEMM's input is quantised to
+  // fp8 per token group of `block` values first (fp8_act_quant) and read as fp8 plus scales.
+  int block = 0;
+
+  // Per-token-group activation quantisation of an [m x k] GEMM input: reads it (16-bit), writes
+  // fp8 values and one fp32 scale per group of `block`; memory-bound, priced as an elementwise
+  // kernel of the activation class.
+  void act_quant(i64 m, i64 k) {
+    const double elems = static_cast<double>(m) * static_cast<double>(k);
+    const double groups = static_cast<double>(m) * static_cast<double>((k + block - 1) / block);
+    push(OpKind::Gelu, "fp8_act_quant", act, m, k, 0, 3.0 * elems, elems * act_b + elems * 1.0 + groups * 4.0, phase);
+  }
+  // Bytes per input activation a GEMM reads: fp8 + its group scale when block-scaled.
+  double gemm_in_b() const { return block > 0 ? 1.0 + 4.0 / block : act_b; }
 
   void push(OpKind op, const char* name, DType dt, i64 m, i64 n, i64 k, double flops, double bytes,
             Phase ph, i64 groups = 1) {
@@ -111,7 +125,10 @@ struct Emitter {
   }
   // [m x k] activations times [k x n] weights (kernel_builders.hpp).
   void gemm(const char* name, i64 m, i64 n, i64 k, bool bias = false) {
-    emit(make_gemm(name, m, n, k, gemm_dt, act_b, w_b, 1, bias));
+    if (block > 0) act_quant(m, k);
+    Kernel g = make_gemm(name, m, n, k, gemm_dt, act_b, w_b, 1, bias);
+    g.bytes += static_cast<double>(m) * static_cast<double>(k) * (gemm_in_b() - act_b);
+    emit(g);
   }
   // Grouped expert GEMM: `rows` routed rows (summed over experts) through one [k x n] matrix per
   // expert; only the `touched` experts' weights are read (expected count, see kernels/moe.hpp).
@@ -120,7 +137,9 @@ struct Emitter {
                  kd = static_cast<double>(k);
     const i64 groups = std::max<i64>(1, std::llround(touched));
     push(OpKind::MoeGemm, name, gemm_dt, rows, n, k, 2.0 * r * nd * kd + (bias ? r * nd : 0.0),
-         (r * kd + r * nd) * act_b + touched * (nd * kd + (bias ? nd : 0.0)) * w_b, phase, groups);
+         (block > 0 ? r * kd * gemm_in_b() + r * nd * act_b : (r * kd + r * nd) * act_b) +
+             touched * (nd * kd + (bias ? nd : 0.0)) * w_b,
+         phase, groups);
   }
   // RMSNorm or LayerNorm, as the model uses.
   void norm(NormKind kind, const char* name, i64 tokens, i64 width) {
@@ -185,11 +204,16 @@ void emit_moe(Emitter& e, const ModelConfig& model, const ParallelConfig& parall
          t * ex * e.act_b + r * 8.0 + r * 8.0, e.phase);
   // The busiest rank's buffer (what it receives sets the exchange's time): bf16 rows of hidden.
   const double a2a_bytes = static_cast<double>(expert_rows) * h * e.act_b;
+  // fp8 block-scaled experts: the rank's tokens are quantised once before the routed rows are
+  // formed (vLLM's fused_moe quantises its input; DeepEP before dispatch, which then still moves
+  // 16-bit rows here: fp8 dispatch is not modelled), the SiLU output before the down GEMM.
+  if (e.block > 0) e.act_quant(tokens, hidden);
   if (ep > 1) e.push(OpKind::AllToAll, "moe_dispatch", e.act, expert_rows, hidden, 0, 0.0, a2a_bytes, e.phase);
   e.moe_gemm("experts_gate_up", expert_rows, 2 * inter, hidden, touched, model.mlp_bias);
   const double act_elems = static_cast<double>(expert_rows) * static_cast<double>(inter);
   e.push(OpKind::SiluMul, "silu_mul", e.act, expert_rows, inter, 0, 5.0 * act_elems,
          3.0 * act_elems * e.act_b, e.phase);
+  if (e.block > 0) e.act_quant(expert_rows, inter);
   e.moe_gemm("experts_down", expert_rows, hidden, inter, touched, model.mlp_bias);
   if (ep > 1) e.push(OpKind::AllToAll, "moe_combine", e.act, expert_rows, hidden, 0, 0.0, a2a_bytes, e.phase);
   // k expert outputs per token (already scaled by their routing weights) summed into one row.
@@ -531,8 +555,8 @@ void build_step(const ModelConfig& model, const StepBatch& batch, const std::vec
   const Phase phase = full.phase();
   const double act_b = dtype_bytes(act);
 
-  Emitter e{nullptr, act, gemm_compute_dtype(weight_dtype), act_b, dtype_bytes(weight_dtype),
-            phase};
+  Emitter e{nullptr, act, gemm_compute_dtype(weight_dtype), act_b, model.weight_element_bytes(weight_dtype),
+            phase, model.weight_block(weight_dtype)};
 
   // --- first stage: embedding gather (read rows, write hidden states) ---
   e.out = &out.pre;
@@ -597,8 +621,8 @@ const StepKernels& StepDecomposer::decompose(const StepBatch& batch, const std::
     // The same kernels but attention (whose count the phase fixes): refill those in place.
     attention_.clear();
     const DType act = activation_dtype(weight_dtype_);
-    Emitter e{&attention_, act, gemm_compute_dtype(weight_dtype_), dtype_bytes(act), dtype_bytes(weight_dtype_),
-              phase_};
+    Emitter e{&attention_, act, gemm_compute_dtype(weight_dtype_), dtype_bytes(act),
+              model_.weight_element_bytes(weight_dtype_), phase_, model_.weight_block(weight_dtype_)};
     emit_attention(e, model_, parallel_.tp, sums, kv_dtype_);
     std::copy(attention_.begin(), attention_.end(), out_.per_layer.begin() + static_cast<std::ptrdiff_t>(attention_begin_));
     out_.base = out_.version;

@@ -7,6 +7,10 @@
 // * GEMMs compute in the weight dtype (fp8/int8 = W8A8 tensor-core GEMMs), except int4, which is
 //   weight-only quantisation dequantised into a 16-bit GEMM. GEMM input activations are still
 //   counted at 2 bytes (the quantised copy of the input is not modelled).
+// * fp8 block-scaled weights (ModelConfig::weight_block_size > 0 with fp8 weights): weight bytes
+//   per element include the fp32 block scales (ModelConfig::weight_element_bytes), and each GEMM
+//   (not the router) is preceded by fp8_act_quant, the per-token-group quantisation of its input,
+//   which it then reads as fp8 plus one fp32 scale per group (docs/serving.md).
 // * The LM head (tied or not) uses the weight dtype like every other matrix.
 // * Bytes are HBM traffic (reads + writes) assuming each operand crosses HBM once; FLOPs of
 //   elementwise kernels are nominal (they are memory-bound on every GPU of interest).

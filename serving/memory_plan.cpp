@@ -34,13 +34,13 @@ MemoryPlan plan_stage(const kernels::ModelConfig& model, const MemoryInputs& in,
   const bool free_fraction = in.kv_free_memory_fraction > 0;
   plan.usable_bytes = free_fraction ? in.gpu_memory_bytes : in.gpu_memory_bytes * in.gpu_memory_utilization;
   plan.weight_bytes = static_cast<double>(model.stage_parameter_count(layers.count(), stage == 0, last)) *
-                      kernels::dtype_bytes(in.weight_dtype) / in.tp;
+                      model.weight_element_bytes(in.weight_dtype) / in.tp;
   if (in.dp_attention) {
     // Replicated but for the routed experts, ceil(E / tp) of which each GPU holds.
     const double routed = static_cast<double>(model.routed_expert_parameter_count());
     const double local = static_cast<double>((model.num_experts + in.tp - 1) / in.tp) / model.num_experts;
     plan.weight_bytes = (static_cast<double>(model.parameter_count()) - routed + routed * local) *
-                        kernels::dtype_bytes(in.weight_dtype);
+                        model.weight_element_bytes(in.weight_dtype);
   }
   if (in.proposer_weight_bytes > 0) plan.weight_bytes += in.proposer_weight_bytes;
   // Peak activations of the largest step: the hidden states and the MLP's intermediate tensors of

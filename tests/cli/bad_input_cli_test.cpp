@@ -272,6 +272,8 @@ std::vector<BadInput> catalogue() {
        {{"s.yaml", with("  name: llama-3-8b\n", "  name: qwen3-30b-a3b\n") +
                        "parallel: {tp: 2, ep: 2, dp_attention: true}\ncache: {host_kv_bytes: 1GiB}\n"}}, run,
        {"s.yaml:15:", "key 'cache.host_kv_bytes'", "attention data parallelism"}},
+      {"BlockScalesWithoutFp8", {{"s.yaml", with("  name: llama-3-8b\n", "  name: llama-3-8b\n  weight_block_size: 128\n")}},
+       run, {"s.yaml:4:", "key 'model.weight_block_size'", "expected model.dtype: fp8"}},
       // A regular file where a folder should be: unwritable even for root.
       {"UnwritableOutputFolder", {{"s.yaml", kScenario}, {"blocker", "x"}}, "run s.yaml -q --out blocker/out",
        {"cannot create output directory 'blocker/out'", "--out"}},

@@ -14,7 +14,8 @@ namespace {
 // replica caches what one GPU holds; under DP attention each GPU caches its own sequences, so
 // the replica holds 8 GPUs' worth, less what the replicated attention weights take.
 TEST(DpAttention, MlaKvCapacityGrowsWithTheRanks) {
-  const kernels::ModelConfig& ds = *kernels::find_builtin_model("deepseek-v3");
+  kernels::ModelConfig ds = *kernels::find_builtin_model("deepseek-v3");
+  ds.weight_block_size = 0;  // per-tensor fp8 scales: 1 byte a weight
   MemoryInputs in;
   in.gpu_memory_bytes = 141e9;  // H200
   in.gpu_memory_utilization = 0.9;
@@ -46,6 +47,21 @@ TEST(DpAttention, MlaKvCapacityGrowsWithTheRanks) {
   const double gain = static_cast<double>(dp.kv_blocks) / static_cast<double>(tp.kv_blocks);
   EXPECT_GT(gain, 5.0);
   EXPECT_LT(gain, 8.0);
+}
+
+// fp8 with 128 x 128 block scales (the shipped config's quantization_config): 1 + 4 / 16384 bytes
+// a weight.
+TEST(Fp8Block, MemoryPlanCountsTheScaleBytes) {
+  const kernels::ModelConfig& ds = *kernels::find_builtin_model("deepseek-v3");
+  MemoryInputs in;
+  in.gpu_memory_bytes = 141e9;
+  in.weight_dtype = kernels::DType::FP8;
+  in.tp = 8;
+  const double total = static_cast<double>(ds.parameter_count());
+  EXPECT_DOUBLE_EQ(plan_memory(ds, in).weight_bytes, total * (1 + 4.0 / 16384) / 8);
+  in.dp_attention = true;
+  const double routed = 58.0 * 256 * 3 * 7168 * 2048;
+  EXPECT_DOUBLE_EQ(plan_memory(ds, in).weight_bytes, (total - routed + routed / 8) * (1 + 4.0 / 16384));
 }
 
 }  // namespace
