@@ -73,6 +73,8 @@ void print_resolved(const Simulation& sim, const config::Document& scenario, con
   } else {
     model = *kernels::find_builtin_model(scalar(doc, {"model", "name"}, ""));
   }
+  if (const int block = std::stoi(scalar(doc, {"model", "weight_block_size"}, "-1")); block >= 0)
+    model.weight_block_size = block;
   const std::string weight_name = scalar(doc, {"model", "dtype"}, "bf16");
   const kernels::DType weight_dtype = dtype_of(weight_name);
   const std::string kv_name = scalar(doc, {"model", "kv_dtype"}, "auto");
@@ -92,6 +94,7 @@ void print_resolved(const Simulation& sim, const config::Document& scenario, con
   mem.kv_dtype = kv_dtype;
   mem.tp = tp;
   mem.pp = pp;
+  mem.dp_attention = scalar(doc, {"parallel", "dp_attention"}, "false") == "true";
   mem.block_size = std::stoll(scalar(doc, {"cache", "block_size"}, "16"));
   mem.max_num_batched_tokens = std::stoll(scalar(doc, {"engine", "max_num_batched_tokens"}, "8192"));
   mem.max_num_seqs = std::stoll(scalar(doc, {"engine", "max_num_seqs"}, "256"));
@@ -133,7 +136,8 @@ void print_resolved(const Simulation& sim, const config::Document& scenario, con
     out << indent << "KV cache:    " << bytes_text(p.kv_bytes) << ", " << static_cast<long long>(p.kv_bytes_per_token)
         << " B per token\n";
     out << indent << "KV blocks:   " << p.kv_blocks << " of " << mem.block_size << " tokens = " << p.kv_tokens
-        << " tokens\n";
+        << " tokens" << (p.kv_ranks > 1 ? " (per replica: " + std::to_string(p.kv_ranks) + " data-parallel attention ranks' caches)" : "")
+        << "\n";
   }
   std::cout << out.str();
 }

@@ -46,6 +46,11 @@ config::Schema model_schema() {
               "Hugging Face config.json of the model (relative to the scenario file); replaces `name`")
       .choice("dtype", dtype_choices(), std::string("bf16"),
               "weight dtype (fp4: NVFP4 with W4A4 GEMMs, on GPUs with fp4 tensor cores)")
+      .integer("weight_block_size", -1,
+               "fp8 weights with one fp32 scale per NxN block and per-token-group activation quantisation before "
+               "each GEMM (DeepSeek-V3's quantization_config weight_block_size [128, 128]); -1: as the model's "
+               "config.json says, 0: per-tensor scales; needs dtype fp8",
+               -1, 65536)
       .choice("kv_dtype", [] {
         auto c = dtype_choices();
         c.insert(c.begin(), "auto");
@@ -97,7 +102,11 @@ config::Schema parallel_schema() {
       .integer("ep", 1,
                "expert-parallel ranks (MoE models): 1, or tp to place the routed experts round-robin over the TP "
                "GPUs, tokens reaching them by all-to-all dispatch and combine",
-               1, 512);
+               1, 512)
+      .flag("dp_attention", false,
+            "attention data parallelism (SGLang --enable-dp-attention, vLLM DP attention + EP; MoE models, ep = tp > 1): "
+            "each of the tp GPUs holds the whole attention, dense and shared weights and runs its own share of the "
+            "sequences with its own KV cache; the routed experts stay expert-parallel (docs/serving.md)");
   return s;
 }
 
@@ -134,10 +143,14 @@ void check_parallel(const kernels::ModelConfig& model, kernels::DType wdt, kerne
   kernels::StepBatch probe;
   probe.decode_contexts.push_back(1);
   try {
-    kernels::decompose_step(model, probe, wdt, kvdt, {tp, 1, par.ep, par.moe_imbalance});
+    kernels::decompose_step(model, probe, wdt, kvdt, {tp, 1, par.ep, par.moe_imbalance, par.dp_attention});
+    if (par.dp_attention && pp > 1)
+      throw std::invalid_argument("model '" + model.name + "': dp_attention with pipeline parallelism (pp > 1) is not modelled");
   } catch (const std::invalid_argument& e) {
     if (std::string(e.what()).find("imbalance") != std::string::npos)
       throw config::ConfigError(moe.mark("imbalance"), "moe.imbalance", e.what());
+    if (par.dp_attention && std::string(e.what()).find("dp_attention") != std::string::npos)
+      throw config::ConfigError(p.mark("dp_attention"), "parallel.dp_attention", e.what());
     const bool ep = par.ep != 1;
     throw config::ConfigError(p.mark(ep ? "ep" : "tp"), ep ? "parallel.ep" : "parallel.tp", e.what());
   }
@@ -414,6 +427,15 @@ Simulation::Simulation(config::Document& scenario) {
   }
   model_name_ = model->name;
   const kernels::DType weight_dtype = dtype_param(model_p, "dtype");
+  if (const std::int64_t block = model_p.integer("weight_block_size"); block >= 0) {
+    if (block > 0 && weight_dtype != kernels::DType::FP8)
+      throw config::ConfigError(model_p.mark("weight_block_size"), "model.weight_block_size",
+                                "block-scaled weights are fp8: expected model.dtype: fp8 (got " +
+                                    model_p.string("dtype") + "), or 0 / -1");
+    if (model != &loaded) loaded = *model;
+    loaded.weight_block_size = static_cast<int>(block);
+    model = &loaded;
+  }
   const kernels::DType kv_dtype = model_p.string("kv_dtype") == "auto" ? kernels::activation_dtype(weight_dtype)
                                                                         : dtype_param(model_p, "kv_dtype");
 
@@ -426,7 +448,8 @@ Simulation::Simulation(config::Document& scenario) {
   tp_ = static_cast<int>(par_p.integer("tp"));
   pp_ = static_cast<int>(par_p.integer("pp"));
   const config::Params moe_p = root.section("moe", false).resolve(moe_schema());
-  const kernels::ParallelConfig parallel{tp_, pp_, static_cast<int>(par_p.integer("ep")), moe_p.number("imbalance")};
+  const kernels::ParallelConfig parallel{tp_, pp_, static_cast<int>(par_p.integer("ep")), moe_p.number("imbalance"),
+                                         par_p.flag("dp_attention")};
   check_parallel(*model, weight_dtype, kv_dtype, parallel, par_p, moe_p);
   config::Section topo_sec = hw_sec.section("topology", false);
   const std::string topo_kind = topo_sec.kind(default_topology(gpu_p.has("spec") ? gpu_p.string("spec") : ""));
@@ -495,11 +518,17 @@ Simulation::Simulation(config::Document& scenario) {
     max_model_len_ = len;
     max_model_len_given_ = true;
   }
+  if (parallel.dp_attention && engine_sec.has("speculative"))
+    throw config::ConfigError(par_p.mark("dp_attention"), "parallel.dp_attention",
+                              "speculative decoding (engine.speculative) with attention data parallelism is not modelled");
   if (engine_sec.has("speculative"))
     spec_decode_ = parse_speculative(engine_sec.section("speculative"), *model, weight_dtype, kv_dtype, tp_, pp_, engine_p);
   const config::Section cache_sec = root.section("cache", false);
   const bool utilization_given = cache_sec.has("gpu_memory_utilization");  // before resolve adds the default
   const config::Params cache_p = cache_sec.resolve(cache_schema());
+  if (parallel.dp_attention && cache_p.number("host_kv_bytes") > 0)
+    throw config::ConfigError(cache_p.mark("host_kv_bytes"), "cache.host_kv_bytes",
+                              "a host KV tier with attention data parallelism (parallel.dp_attention) is not modelled; use 0B");
   if (cache_p.number("kv_cache_free_memory_fraction") > 0 && utilization_given)
     throw config::ConfigError(cache_p.mark("kv_cache_free_memory_fraction"), "cache.kv_cache_free_memory_fraction",
                               "sizes the KV cache instead of cache.gpu_memory_utilization (also given at " +
@@ -576,6 +605,7 @@ Simulation::Simulation(config::Document& scenario) {
     mem.kv_dtype = kv_dtype;
     mem.tp = tp_;
     mem.pp = pp_;
+    mem.dp_attention = parallel.dp_attention;
     mem.block_size = cache_p.integer("block_size");
     mem.max_num_batched_tokens = engine_p.has("max_num_batched_tokens") ? engine_p.integer("max_num_batched_tokens") : 8192;
     mem.max_num_seqs = engine_p.has("max_num_seqs") ? engine_p.integer("max_num_seqs") : 256;

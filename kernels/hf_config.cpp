@@ -338,6 +338,21 @@ ModelConfig parse_hf_config(std::string_view json_text, const std::string& origi
       read_llama_like(r, arch.family, m);
       break;
   }
+  // DeepSeek-V3's fp8 checkpoint: quantization_config {quant_method: "fp8", weight_block_size:
+  // [128, 128]}. Other quantisation methods are not read (the scenario's model.dtype decides).
+  if (r.has("quantization_config")) {
+    const json& q = r.at("quantization_config");
+    if (q.is_object() && q.contains("quant_method") && q.at("quant_method") == "fp8" && q.contains("weight_block_size") &&
+        !q.at("weight_block_size").is_null()) {
+      const json& b = q.at("weight_block_size");
+      const bool ok = b.is_array() && b.size() == 2 && b[0].is_number_integer() && b[1].is_number_integer() &&
+                      b[0] == b[1] && b[0].get<long long>() >= 1 && b[0].get<long long>() <= 65536;
+      if (!ok)
+        r.fail("quantization_config",
+               "weight_block_size: expected two equal positive integers such as [128, 128], got " + b.dump());
+      m.weight_block_size = b[0].get<int>();
+    }
+  }
   if (m.num_heads % m.num_kv_heads != 0) {
     r.fail(arch.family == Family::QWen ? "num_attention_heads" : "num_key_value_heads",
            "num_attention_heads (" + std::to_string(m.num_heads) +

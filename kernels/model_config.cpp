@@ -81,6 +81,11 @@ std::int64_t ModelConfig::layer_parameter_count(int layer) const {
   return layer_parameters(*this, is_moe_layer(layer), num_experts);
 }
 
+std::int64_t ModelConfig::routed_expert_parameter_count() const {
+  if (num_experts <= 0) return 0;
+  return std::int64_t{moe_layers()} * num_experts * mlp_parameters(*this, expert_intermediate_size());
+}
+
 std::int64_t ModelConfig::active_parameter_count() const {
   std::int64_t n = 0;
   for (int i = 0; i < num_layers; ++i) n += layer_parameters(*this, is_moe_layer(i), experts_per_token);
@@ -113,6 +118,11 @@ std::int64_t ModelConfig::parameter_count() const { return stage_parameter_count
 int ModelConfig::rotary_dim() const {
   if (is_mla()) return qk_rope_head_dim;
   return static_cast<int>(partial_rotary_factor * head_dim);
+}
+
+double ModelConfig::weight_element_bytes(DType dtype) const {
+  const int b = weight_block(dtype);
+  return dtype_bytes(dtype) + (b > 0 ? 4.0 / (static_cast<double>(b) * b) : 0.0);
 }
 
 double ModelConfig::weight_bytes(DType dtype) const {

@@ -47,6 +47,10 @@ struct ModelConfig {
   // Qwen3: RMSNorm over each query and key head before rope (q_norm, k_norm of head_dim weights).
   bool qk_norm = false;
   int max_position_embeddings = 4096;
+  // fp8 weights with one fp32 scale per weight_block_size x weight_block_size block (DeepSeek-V3's
+  // quantization_config {quant_method: fp8, weight_block_size: [128, 128]}); 0: per-tensor
+  // scales. Used only when the weights are served in fp8 (weight_element_bytes, step_decomposer).
+  int weight_block_size = 0;
 
   NormKind norm = NormKind::RmsNorm;
   std::string hidden_act = "silu";  // HF hidden_act; gated MLPs use SiLU, plain ones GELU
@@ -82,6 +86,9 @@ struct ModelConfig {
   // One transformer layer's parameters (attention, MLP or experts and router, norms): an MoE
   // layer of an MoE model (its first MoE layer), else a dense one.
   std::int64_t layer_parameter_count() const;
+  // The routed experts' parameters over all MoE layers (what expert parallelism splits; the
+  // router, shared experts and everything else are not counted).
+  std::int64_t routed_expert_parameter_count() const;
   // Layer `layer`'s (0-based): dense or MoE as is_moe_layer says.
   std::int64_t layer_parameter_count(int layer) const;
   // Parameters one token goes through: as parameter_count but with experts_per_token routed
@@ -100,6 +107,11 @@ struct ModelConfig {
   // caches kv_bytes_per_token / kv_cache_split(tp) per token.
   int kv_cache_split(int tp) const { return is_mla() ? 1 : tp; }
 
+  // Bytes one weight element takes in HBM in `dtype`: dtype_bytes, plus 4 / block^2 for the fp32
+  // block scales when dtype is fp8 and weight_block_size > 0.
+  double weight_element_bytes(DType dtype) const;
+  // The block size in force for weights of `dtype` (weight_block_size for fp8, else 0).
+  int weight_block(DType dtype) const { return dtype == DType::FP8 ? weight_block_size : 0; }
   // Throws std::invalid_argument naming the model and the offending field.
   void validate() const;
 };

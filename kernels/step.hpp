@@ -41,6 +41,12 @@ struct ParallelConfig {
   // Routing imbalance under EP: rows on the busiest rank / mean rows per rank (1 = uniform;
   // at most ep). The busiest rank sets the step time, so its load is what is priced.
   double moe_imbalance = 1.0;
+  // Attention data parallelism (SGLang's --enable-dp-attention, vLLM's data-parallel attention with
+  // expert parallelism; MoE models, ep = tp > 1, pp = 1): each of the tp ranks holds the whole
+  // attention, dense-MLP, shared-expert, embedding and LM-head weights and runs them over its own
+  // sequences with its own KV cache; only the routed experts are split (ep ranks, all-to-all).
+  // The step's kernels are the busiest rank's (kernels::dp_rank_batch).
+  bool dp_attention = false;
 };
 
 }  // namespace ks::kernels

@@ -56,6 +56,20 @@ void check_parallel(const ModelConfig& model, const ParallelConfig& parallel) {
                                 ", pp=" + std::to_string(parallel.pp) + ": " + what);
   };
   if (parallel.tp < 1 || parallel.pp < 1) fail("tp and pp must be >= 1");
+  if (parallel.dp_attention) {
+    // Attention, dense layers and shared experts are whole on every rank: no TP divisibility.
+    if (model.num_experts == 0) fail("dp_attention needs a mixture-of-experts model (its experts are what the ranks split)");
+    if (parallel.tp < 2) fail("dp_attention needs tp > 1 (the data-parallel attention ranks)");
+    if (parallel.ep != parallel.tp)
+      fail("dp_attention needs ep = tp (the experts expert-parallel over the same ranks), got ep=" +
+           std::to_string(parallel.ep));
+    if (parallel.pp != 1) fail("dp_attention with pipeline parallelism (pp > 1) is not modelled");
+    if (parallel.pp > model.num_layers) fail("more pipeline stages than layers");
+    if (!(parallel.moe_imbalance >= 1.0 && parallel.moe_imbalance <= parallel.ep))
+      fail("moe imbalance (busiest rank's load / mean) must be in [1, ep=" + std::to_string(parallel.ep) + "], got " +
+           std::to_string(parallel.moe_imbalance));
+    return;
+  }
   if (model.num_heads % parallel.tp != 0) fail("num_heads is not divisible by tp");
   if (model.intermediate_size % parallel.tp != 0) fail("intermediate_size is not divisible by tp");
   if (model.num_kv_heads % parallel.tp != 0 && parallel.tp % model.num_kv_heads != 0) {
@@ -66,7 +80,8 @@ void check_parallel(const ModelConfig& model, const ParallelConfig& parallel) {
   if (parallel.ep > 1 && model.num_experts == 0) fail("ep > 1 needs a mixture-of-experts model");
   if (parallel.ep > 1 && parallel.ep != parallel.tp)
     fail("ep=" + std::to_string(parallel.ep) +
-         " must equal tp (experts are spread over the TP group; attention data parallelism is not modelled)");
+         " must equal tp (experts are spread over the TP group, or over the data-parallel attention ranks with "
+         "parallel.dp_attention)");
   if (!(parallel.moe_imbalance >= 1.0 && parallel.moe_imbalance <= parallel.ep))
     fail("moe imbalance (busiest rank's load / mean) must be in [1, ep=" + std::to_string(parallel.ep) + "], got " +
          std::to_string(parallel.moe_imbalance));
@@ -82,8 +97,22 @@ struct Emitter {
   DType act;      // activation / elementwise compute dtype
   DType gemm_dt;  // GEMM compute dtype
   double act_b;   // bytes per activation element
-  double w_b;     // bytes per weight element
+  double w_b;     // bytes per weight element (fp8 block scales included)
   Phase phase;
+  // fp8 block-scaled weights: the block size (0: none). Every such GEMM's input is quantised to
+  // fp8 per token group of `block` values first (fp8_act_quant) and read as fp8 plus scales.
+  int block = 0;
+
+  // Per-token-group activation quantisation of an [m x k] GEMM input: reads it (16-bit), writes
+  // fp8 values and one fp32 scale per group of `block`; memory-bound, priced as an elementwise
+  // kernel of the activation class.
+  void act_quant(i64 m, i64 k) {
+    const double elems = static_cast<double>(m) * static_cast<double>(k);
+    const double groups = static_cast<double>(m) * static_cast<double>((k + block - 1) / block);
+    push(OpKind::Gelu, "fp8_act_quant", act, m, k, 0, 3.0 * elems, elems * act_b + elems * 1.0 + groups * 4.0, phase);
+  }
+  // Bytes per input activation a GEMM reads: fp8 + its group scale when block-scaled.
+  double gemm_in_b() const { return block > 0 ? 1.0 + 4.0 / block : act_b; }
 
   void push(OpKind op, const char* name, DType dt, i64 m, i64 n, i64 k, double flops, double bytes,
             Phase ph, i64 groups = 1) {
@@ -96,7 +125,10 @@ struct Emitter {
   }
   // [m x k] activations times [k x n] weights (kernel_builders.hpp).
   void gemm(const char* name, i64 m, i64 n, i64 k, bool bias = false) {
-    emit(make_gemm(name, m, n, k, gemm_dt, act_b, w_b, 1, bias));
+    if (block > 0) act_quant(m, k);
+    Kernel g = make_gemm(name, m, n, k, gemm_dt, act_b, w_b, 1, bias);
+    g.bytes += static_cast<double>(m) * static_cast<double>(k) * (gemm_in_b() - act_b);
+    emit(g);
   }
   // Grouped expert GEMM: `rows` routed rows (summed over experts) through one [k x n] matrix per
   // expert; only the `touched` experts' weights are read (expected count, see kernels/moe.hpp).
@@ -105,7 +137,9 @@ struct Emitter {
                  kd = static_cast<double>(k);
     const i64 groups = std::max<i64>(1, std::llround(touched));
     push(OpKind::MoeGemm, name, gemm_dt, rows, n, k, 2.0 * r * nd * kd + (bias ? r * nd : 0.0),
-         (r * kd + r * nd) * act_b + touched * (nd * kd + (bias ? nd : 0.0)) * w_b, phase, groups);
+         (block > 0 ? r * kd * gemm_in_b() + r * nd * act_b : (r * kd + r * nd) * act_b) +
+             touched * (nd * kd + (bias ? nd : 0.0)) * w_b,
+         phase, groups);
   }
   // RMSNorm or LayerNorm, as the model uses.
   void norm(NormKind kind, const char* name, i64 tokens, i64 width) {
@@ -137,11 +171,15 @@ struct Emitter {
 // combine back, the weighted sum; the caller then all-gathers the slices (instead of the
 // all-reduce). Shared experts (DeepSeek) are a dense gated MLP over every token: split by TP
 // without EP, whole over the rank's slice with it.
-void emit_moe(Emitter& e, const ModelConfig& model, const ParallelConfig& parallel, i64 all_tokens) {
+//
+// Under attention data parallelism (parallel.dp_attention) the rank routes its own sequences'
+// tokens (`rank_tokens`, the busiest rank's), the experts' rows come from the replica's
+// `all_tokens`, and each rank keeps the combined rows of its own tokens (no all-gather).
+void emit_moe(Emitter& e, const ModelConfig& model, const ParallelConfig& parallel, i64 all_tokens, i64 rank_tokens) {
   const i64 hidden = model.hidden_size;
   const i64 experts = model.num_experts;
   const int ep = parallel.ep;
-  const i64 tokens = ep > 1 ? (all_tokens + ep - 1) / ep : all_tokens;  // routed by this rank
+  const i64 tokens = rank_tokens;  // routed by this rank
   const i64 rows = tokens * model.experts_per_token;
   const double t = static_cast<double>(tokens), r = static_cast<double>(rows);
   const double h = static_cast<double>(hidden), ex = static_cast<double>(experts);
@@ -166,11 +204,16 @@ void emit_moe(Emitter& e, const ModelConfig& model, const ParallelConfig& parall
          t * ex * e.act_b + r * 8.0 + r * 8.0, e.phase);
   // The busiest rank's buffer (what it receives sets the exchange's time): bf16 rows of hidden.
   const double a2a_bytes = static_cast<double>(expert_rows) * h * e.act_b;
+  // fp8 block-scaled experts: the rank's tokens are quantised once before the routed rows are
+  // formed (vLLM's fused_moe quantises its input; DeepEP before dispatch, which then still moves
+  // 16-bit rows here: fp8 dispatch is not modelled), the SiLU output before the down GEMM.
+  if (e.block > 0) e.act_quant(tokens, hidden);
   if (ep > 1) e.push(OpKind::AllToAll, "moe_dispatch", e.act, expert_rows, hidden, 0, 0.0, a2a_bytes, e.phase);
   e.moe_gemm("experts_gate_up", expert_rows, 2 * inter, hidden, touched, model.mlp_bias);
   const double act_elems = static_cast<double>(expert_rows) * static_cast<double>(inter);
   e.push(OpKind::SiluMul, "silu_mul", e.act, expert_rows, inter, 0, 5.0 * act_elems,
          3.0 * act_elems * e.act_b, e.phase);
+  if (e.block > 0) e.act_quant(expert_rows, inter);
   e.moe_gemm("experts_down", expert_rows, hidden, inter, touched, model.mlp_bias);
   if (ep > 1) e.push(OpKind::AllToAll, "moe_combine", e.act, expert_rows, hidden, 0, 0.0, a2a_bytes, e.phase);
   // k expert outputs per token (already scaled by their routing weights) summed into one row.
@@ -330,9 +373,14 @@ void emit_mla(Emitter& e, const ModelConfig& model, int tp, const BatchSums& s, 
 }
 
 // One transformer layer in execution order; `moe` picks routed experts or the dense MLP.
+//
+// Under attention data parallelism `sums` is the busiest rank's share and `all_tokens` the
+// replica's tokens (the MoE's rows): attention, dense MLP and shared experts run whole (tp 1)
+// with no all-reduce, and the MoE output needs no all-gather.
 void emit_layer(Emitter& e, const ModelConfig& model, const ParallelConfig& parallel, const BatchSums& sums,
-                DType kv_dtype, bool moe) {
-  const int tp = parallel.tp;
+                i64 all_tokens, DType kv_dtype, bool moe) {
+  const bool dp = parallel.dp_attention;
+  const int tp = dp ? 1 : parallel.tp;
   const i64 tokens = sums.tokens();
   const i64 hidden = model.hidden_size;
   const i64 head_dim = model.head_dim;
@@ -360,7 +408,8 @@ void emit_layer(Emitter& e, const ModelConfig& model, const ParallelConfig& para
   }
   const bool expert_parallel = moe && parallel.ep > 1;
   if (moe) {
-    emit_moe(e, model, parallel, tokens);
+    const i64 routed = dp ? tokens : parallel.ep > 1 ? (tokens + parallel.ep - 1) / parallel.ep : tokens;
+    emit_moe(e, model, parallel, dp ? all_tokens : tokens, routed);
   } else {
     if (model.gated_mlp) {
       e.gemm("gate_up_proj", tokens, 2 * inter, hidden, model.mlp_bias);
@@ -372,7 +421,7 @@ void emit_layer(Emitter& e, const ModelConfig& model, const ParallelConfig& para
     e.gemm("down_proj", tokens, hidden, inter, model.mlp_bias);
   }
   // Under EP each rank holds the MoE output of its token slice: gather the slices.
-  if (expert_parallel) {
+  if (expert_parallel && !dp) {
     e.collective(OpKind::AllGather, "moe_all_gather", tokens, hidden);
   } else if (tp > 1) {
     e.collective(OpKind::AllReduce, "mlp_all_reduce", tokens, hidden);
@@ -404,6 +453,57 @@ std::uint64_t next_version() {
 
 }  // namespace
 
+void dp_rank_batch(const StepBatch& batch, const std::vector<std::int64_t>* decode_queries, int ranks, StepBatch& out,
+                   std::vector<std::int64_t>* out_queries) {
+  if (ranks < 1) throw std::invalid_argument("dp_rank_batch needs ranks >= 1, got " + std::to_string(ranks));
+  if (decode_queries != nullptr && decode_queries->size() != batch.decode_contexts.size())
+    throw std::invalid_argument("decode_queries has " + std::to_string(decode_queries->size()) + " entries for " +
+                                std::to_string(batch.decode_contexts.size()) + " decodes");
+  thread_local std::vector<i64> load, keys;
+  thread_local std::vector<int> prefill_rank, decode_rank;
+  thread_local std::vector<std::size_t> order;
+  load.assign(static_cast<std::size_t>(ranks), 0);
+  keys.assign(static_cast<std::size_t>(ranks), 0);
+  auto least = [&] {
+    std::size_t best = 0;
+    for (std::size_t r = 1; r < load.size(); ++r)
+      if (load[r] < load[best]) best = r;
+    return best;
+  };
+  // Prefill chunks, largest first (batch order on ties), then decodes in batch order.
+  order.resize(batch.prefills.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return batch.prefills[a].tokens > batch.prefills[b].tokens; });
+  prefill_rank.assign(batch.prefills.size(), 0);
+  for (std::size_t i : order) {
+    const std::size_t r = least();
+    prefill_rank[i] = static_cast<int>(r);
+    load[r] += batch.prefills[i].tokens;
+    keys[r] += batch.prefills[i].cached + batch.prefills[i].tokens;
+  }
+  decode_rank.assign(batch.decode_contexts.size(), 0);
+  for (std::size_t i = 0; i < batch.decode_contexts.size(); ++i) {
+    const std::size_t r = least();
+    decode_rank[i] = static_cast<int>(r);
+    load[r] += decode_queries != nullptr ? (*decode_queries)[i] : 1;
+    keys[r] += batch.decode_contexts[i];
+  }
+  std::size_t busiest = 0;
+  for (std::size_t r = 1; r < load.size(); ++r)
+    if (load[r] > load[busiest] || (load[r] == load[busiest] && keys[r] > keys[busiest])) busiest = r;
+  out.prefills.clear();
+  out.decode_contexts.clear();
+  if (out_queries != nullptr) out_queries->clear();
+  for (std::size_t i = 0; i < batch.prefills.size(); ++i)
+    if (prefill_rank[i] == static_cast<int>(busiest)) out.prefills.push_back(batch.prefills[i]);
+  for (std::size_t i = 0; i < batch.decode_contexts.size(); ++i) {
+    if (decode_rank[i] != static_cast<int>(busiest)) continue;
+    out.decode_contexts.push_back(batch.decode_contexts[i]);
+    if (out_queries != nullptr) out_queries->push_back(decode_queries != nullptr ? (*decode_queries)[i] : 1);
+  }
+}
+
 StepKernels decompose_step(const ModelConfig& model, const StepBatch& batch, DType weight_dtype,
                            DType kv_dtype, const ParallelConfig& parallel) {
   StepKernels out;
@@ -434,20 +534,29 @@ void build_step(const ModelConfig& model, const StepBatch& batch, const std::vec
   out.post.clear();
   out.num_layers = layers_per_stage(model.num_layers, parallel.pp);
 
-  const BatchSums sums = sum_batch(model, batch, decode_queries);
+  // Under attention data parallelism the kernels are those of the busiest rank's share; the MoE
+  // layers' expert rows still come from every rank's tokens.
+  const BatchSums full = sum_batch(model, batch, decode_queries);
+  BatchSums sums = full;
+  if (parallel.dp_attention && full.tokens() > 0) {
+    thread_local StepBatch rank_batch;
+    thread_local std::vector<std::int64_t> rank_queries;
+    dp_rank_batch(batch, decode_queries, parallel.tp, rank_batch, decode_queries != nullptr ? &rank_queries : nullptr);
+    sums = sum_batch(model, rank_batch, decode_queries != nullptr ? &rank_queries : nullptr);
+  }
   const i64 tokens = sums.tokens();
   if (tokens == 0) return;
 
-  const int tp = parallel.tp;
+  const int tp = parallel.dp_attention ? 1 : parallel.tp;
   const i64 hidden = model.hidden_size;
   const i64 vocab_shard = (static_cast<i64>(model.vocab_size) + tp - 1) / tp;
 
   const DType act = activation_dtype(weight_dtype);
-  const Phase phase = sums.phase();
+  const Phase phase = full.phase();
   const double act_b = dtype_bytes(act);
 
-  Emitter e{nullptr, act, gemm_compute_dtype(weight_dtype), act_b, dtype_bytes(weight_dtype),
-            phase};
+  Emitter e{nullptr, act, gemm_compute_dtype(weight_dtype), act_b, model.weight_element_bytes(weight_dtype),
+            phase, model.weight_block(weight_dtype)};
 
   // --- first stage: embedding gather (read rows, write hidden states) ---
   e.out = &out.pre;
@@ -456,12 +565,12 @@ void build_step(const ModelConfig& model, const StepBatch& batch, const std::vec
 
   // --- one transformer layer (an MoE layer of an MoE model); dense layers of an MoE model ---
   e.out = &out.per_layer;
-  emit_layer(e, model, parallel, sums, kv_dtype, model.num_experts > 0);
+  emit_layer(e, model, parallel, sums, full.tokens(), kv_dtype, model.num_experts > 0);
   if (dense_layer != nullptr) {
     dense_layer->clear();
     if (!model.dense_layers.empty()) {
       e.out = dense_layer;
-      emit_layer(e, model, parallel, sums, kv_dtype, false);
+      emit_layer(e, model, parallel, sums, full.tokens(), kv_dtype, false);
     }
   }
 
@@ -505,13 +614,15 @@ const StepKernels& StepDecomposer::decompose(const StepBatch& batch, const std::
   const i64 tokens = sums.tokens();
   // An MoE model's dense layers sit in `pre` (not refilled here); MLA's prefill up-projection
   // depends on the keys read: both rebuild every step.
-  const bool reusable = model_.dense_layers.empty() && !(model_.is_mla() && sums.prefill_q > 0);
+  // Under attention data parallelism the busiest rank's share moves from step to step: no reuse.
+  const bool reusable = model_.dense_layers.empty() && !(model_.is_mla() && sums.prefill_q > 0) &&
+                        !parallel_.dp_attention;
   if (reusable && tokens > 0 && tokens == tokens_ && sums.sampled == sampled_ && sums.phase() == phase_) {
     // The same kernels but attention (whose count the phase fixes): refill those in place.
     attention_.clear();
     const DType act = activation_dtype(weight_dtype_);
-    Emitter e{&attention_, act, gemm_compute_dtype(weight_dtype_), dtype_bytes(act), dtype_bytes(weight_dtype_),
-              phase_};
+    Emitter e{&attention_, act, gemm_compute_dtype(weight_dtype_), dtype_bytes(act),
+              model_.weight_element_bytes(weight_dtype_), phase_, model_.weight_block(weight_dtype_)};
     emit_attention(e, model_, parallel_.tp, sums, kv_dtype_);
     std::copy(attention_.begin(), attention_.end(), out_.per_layer.begin() + static_cast<std::ptrdiff_t>(attention_begin_));
     out_.base = out_.version;

@@ -7,6 +7,10 @@
 // * GEMMs compute in the weight dtype (fp8/int8 = W8A8 tensor-core GEMMs), except int4, which is
 //   weight-only quantisation dequantised into a 16-bit GEMM. GEMM input activations are still
 //   counted at 2 bytes (the quantised copy of the input is not modelled).
+// * fp8 block-scaled weights (ModelConfig::weight_block_size > 0 with fp8 weights): weight bytes
+//   per element include the fp32 block scales (ModelConfig::weight_element_bytes), and each GEMM
+//   (not the router) is preceded by fp8_act_quant, the per-token-group quantisation of its input,
+//   which it then reads as fp8 plus one fp32 scale per group (docs/serving.md).
 // * The LM head (tied or not) uses the weight dtype like every other matrix.
 // * Bytes are HBM traffic (reads + writes) assuming each operand crosses HBM once; FLOPs of
 //   elementwise kernels are nominal (they are memory-bound on every GPU of interest).
@@ -35,6 +39,15 @@
 //   ceil(T/ep) tokens; moe_dispatch and moe_combine are all-to-alls (OpKind::AllToAll) of the
 //   busiest rank's rows, ceil(imbalance x T x k / ep) of them, which also set the grouped GEMMs'
 //   M; moe_all_gather reassembles the tokens instead of mlp_all_reduce.
+// * Attention data parallelism (parallel.dp_attention; MoE models, ep = tp > 1, pp = 1; SGLang's
+//   --enable-dp-attention --enable-dp-lm-head --moe-dense-tp-size 1 with DeepEP, vLLM's DP
+//   attention + EP): the step's sequences are dealt to the tp ranks (dp_rank_batch) and the
+//   kernels are the busiest rank's: embedding, attention (all heads, the whole KV of its own
+//   sequences), dense layers, shared experts, LM head and sampler over its own tokens, unsharded
+//   and with no all-reduce or logits gather; the MoE layers route its tokens, dispatch and
+//   combine by all-to-all, and price the experts' rows from the replica's tokens
+//   (ceil(imbalance x T x k / ep)); no moe_all_gather. Every rank waiting for the busiest one at
+//   each all-to-all is what padding to it amounts to, so the step time is its kernels' time.
 // * MLA (DeepSeek-V2/V3, kv_lora_rank > 0): qkv_a_proj (fused q/kv down-projection, replicated),
 //   q_a/kv_a RMSNorms, q_b_proj (heads split by TP), rope over qk_rope_head_dim; prefill: kv_b_proj
 //   up-projects the latent of every key read, then FlashAttention with q/k head nope + rope and
@@ -108,6 +121,16 @@ class StepDecomposer {
   std::size_t attention_begin_ = 0, attention_end_ = 0;  // in out_.per_layer
   std::vector<Kernel> attention_;                        // scratch: no allocation per step
 };
+
+// Attention data parallelism: `batch`'s sequences dealt to `ranks` ranks, and in `out` the
+// busiest rank's share. A sequence (prefill chunk or decode) stays whole on one rank; prefill
+// chunks (largest first, batch order on ties), then decodes (batch order), each go to the rank
+// with the fewest tokens so far (the lowest index on ties): the even split a balancing DP
+// scheduler aims for. The busiest rank has the most tokens (ties: the most keys read, then the
+// lowest index). With decode_queries (speculative verification) a decode weighs its queries and
+// out_queries gets the busiest rank's. Throws std::invalid_argument if ranks < 1.
+void dp_rank_batch(const StepBatch& batch, const std::vector<std::int64_t>* decode_queries, int ranks, StepBatch& out,
+                   std::vector<std::int64_t>* out_queries = nullptr);
 
 // Dtype of activations for a given weight dtype (see conventions above).
 DType activation_dtype(DType weight_dtype);

@@ -34,16 +34,26 @@ MemoryPlan plan_stage(const kernels::ModelConfig& model, const MemoryInputs& in,
   const bool free_fraction = in.kv_free_memory_fraction > 0;
   plan.usable_bytes = free_fraction ? in.gpu_memory_bytes : in.gpu_memory_bytes * in.gpu_memory_utilization;
   plan.weight_bytes = static_cast<double>(model.stage_parameter_count(layers.count(), stage == 0, last)) *
-                      kernels::dtype_bytes(in.weight_dtype) / in.tp;
+                      model.weight_element_bytes(in.weight_dtype) / in.tp;
+  if (in.dp_attention) {
+    // Replicated but for the routed experts, ceil(E / tp) of which each GPU holds.
+    const double routed = static_cast<double>(model.routed_expert_parameter_count());
+    const double local = static_cast<double>((model.num_experts + in.tp - 1) / in.tp) / model.num_experts;
+    plan.weight_bytes = (static_cast<double>(model.parameter_count()) - routed + routed * local) *
+                        model.weight_element_bytes(in.weight_dtype);
+  }
   if (in.proposer_weight_bytes > 0) plan.weight_bytes += in.proposer_weight_bytes;
   // Peak activations of the largest step: the hidden states and the MLP's intermediate tensors of
   // the batched tokens (16-bit), plus fp32 logits for the sampled sequences (last stage).
   const double tokens = static_cast<double>(in.max_num_batched_tokens);
-  const double per_token = 2.0 * (4.0 * model.hidden_size + 2.0 * model.intermediate_size / in.tp);
+  // (Under attention data parallelism one rank may run a whole budget's prefill chunk, unsharded.)
+  const double per_token = 2.0 * (4.0 * model.hidden_size + 2.0 * model.intermediate_size / (in.dp_attention ? 1 : in.tp));
   plan.workspace_bytes = tokens * per_token + (last ? 4.0 * static_cast<double>(in.max_num_seqs) * model.vocab_size : 0.0);
   plan.kv_bytes = plan.usable_bytes - plan.weight_bytes - plan.workspace_bytes;
   if (free_fraction && plan.kv_bytes > 0) plan.kv_bytes *= in.kv_free_memory_fraction;
-  plan.kv_bytes_per_token = model.kv_bytes_per_token(in.kv_dtype) / model.num_layers * layers.count() / model.kv_cache_split(in.tp);
+  plan.kv_bytes_per_token = model.kv_bytes_per_token(in.kv_dtype) / model.num_layers * layers.count() /
+                            (in.dp_attention ? 1 : model.kv_cache_split(in.tp));
+  plan.kv_ranks = in.dp_attention ? in.tp : 1;
   if (in.proposer_kv_bytes_per_token > 0) plan.kv_bytes_per_token += in.proposer_kv_bytes_per_token;
   const double block_bytes = plan.kv_bytes_per_token * static_cast<double>(in.block_size);
   fits = plan.kv_bytes >= block_bytes;
@@ -56,7 +66,7 @@ MemoryPlan plan_stage(const kernels::ModelConfig& model, const MemoryInputs& in,
                                 std::to_string(in.block_size) + " tokens, more than the 33554432 the simulator "
                                 "tracks: check the GPU memory (" + describe_bytes(in.gpu_memory_bytes) +
                                 ") or raise cache.block_size");
-  plan.kv_blocks = fits ? static_cast<std::int64_t>(std::floor(plan.kv_bytes / block_bytes)) : 0;
+  plan.kv_blocks = fits ? static_cast<std::int64_t>(std::floor(plan.kv_bytes / block_bytes)) * plan.kv_ranks : 0;
   plan.kv_tokens = plan.kv_blocks * in.block_size;
   return plan;
 }

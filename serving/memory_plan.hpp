@@ -19,8 +19,11 @@ struct MemoryPlan {
   double workspace_bytes = 0;   // activations at the largest step
   double kv_bytes = 0;          // per GPU
   double kv_bytes_per_token = 0;  // per GPU, all layers on it
-  std::int64_t kv_blocks = 0;
+  std::int64_t kv_blocks = 0;   // the replica's (kv_ranks x one GPU's)
   std::int64_t kv_tokens = 0;
+  // Caches that add up to the replica's: tp with attention data parallelism (every rank caches
+  // its own sequences' KV), else 1 (the TP ranks share every token's KV).
+  int kv_ranks = 1;
 };
 
 struct MemoryInputs {
@@ -40,6 +43,10 @@ struct MemoryInputs {
   // per token of its layers, which share the target's block table (serving/speculative.hpp).
   double proposer_weight_bytes = 0;
   double proposer_kv_bytes_per_token = 0;
+  // Attention data parallelism (kernels::ParallelConfig::dp_attention; pp = 1): every GPU holds
+  // all the weights but the routed experts, of which it holds ceil(experts / tp), and the whole
+  // KV (all heads, or MLA's latent) of its own sequences; the replica's cache is tp GPUs' caches.
+  bool dp_attention = false;
 };
 
 // Throws std::invalid_argument with the numbers when the model does not fit. With pp > 1 it is

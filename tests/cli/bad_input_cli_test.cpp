@@ -266,6 +266,22 @@ std::vector<BadInput> catalogue() {
        "compare s.yaml --measured m.json", {"m.json:3", "key 'mean_ttft_ms'", "expected a number, got the string \"fast\""}},
       {"CompareJsonLinesOutOfRange", {{"s.yaml", kScenario}, {"m.jsonl", "{\"mean_ttft_ms\": 3}\n{\"mean_ttft_ms\": 4}\n"}},
        "compare s.yaml --measured m.jsonl --line 3", {"m.jsonl", "--line 3", "has 2 JSON lines"}},
+      // Attention data parallelism (parallel.dp_attention): an MoE model, ep = tp > 1, no pp / host tier.
+      {"DpAttentionDenseModel", {{"s.yaml", kScenario + "parallel: {tp: 2, dp_attention: true}\n"}}, run,
+       {"s.yaml:14:", "key 'parallel.dp_attention'", "needs a mixture-of-experts model"}},
+      {"DpAttentionWithoutEp",
+       {{"s.yaml", with("  name: llama-3-8b\n", "  name: qwen3-30b-a3b\n") + "parallel: {tp: 2, dp_attention: true}\n"}}, run,
+       {"s.yaml:14:", "key 'parallel.dp_attention'", "needs ep = tp", "got ep=1"}},
+      {"DpAttentionWithPp",
+       {{"s.yaml", with("  name: llama-3-8b\n", "  name: qwen3-30b-a3b\n") +
+                       "parallel: {tp: 2, ep: 2, pp: 2, dp_attention: true}\n"}}, run,
+       {"s.yaml:14:", "key 'parallel.dp_attention'", "pipeline parallelism (pp > 1) is not modelled"}},
+      {"DpAttentionWithHostKvTier",
+       {{"s.yaml", with("  name: llama-3-8b\n", "  name: qwen3-30b-a3b\n") +
+                       "parallel: {tp: 2, ep: 2, dp_attention: true}\ncache: {host_kv_bytes: 1GiB}\n"}}, run,
+       {"s.yaml:15:", "key 'cache.host_kv_bytes'", "attention data parallelism"}},
+      {"BlockScalesWithoutFp8", {{"s.yaml", with("  name: llama-3-8b\n", "  name: llama-3-8b\n  weight_block_size: 128\n")}},
+       run, {"s.yaml:4:", "key 'model.weight_block_size'", "expected model.dtype: fp8"}},
       // A regular file where a folder should be: unwritable even for root.
       {"UnwritableOutputFolder", {{"s.yaml", kScenario}, {"blocker", "x"}}, "run s.yaml -q --out blocker/out",
        {"cannot create output directory 'blocker/out'", "--out"}},
