@@ -289,8 +289,6 @@ void Simulation::enable_disaggregated_trace(util::TraceRecorder* t) {
 std::string describe_disaggregation(const PdParts& pd, const std::string& model_name) {
   std::ostringstream out;
   out << "model:    " << model_name << "\n";
-  const hw::LaunchPolicy launch = hw::launch_policy(*in.host_p);
-  const std::shared_ptr<const serving::HostOverheads> overheads = in.host_entry->make(*in.host_p);  // fitted once
   for (int side = 0; side < 2; ++side) {
     const PdPoolPlan& pool = side == 0 ? pd.plan.prefill : pd.plan.decode;
     const serving::MemoryPlan& m = side == 0 ? pd.prefill_memory : pd.decode_memory;
@@ -322,8 +320,6 @@ nlohmann::json pd_report(const PdParts& pd, const std::vector<const hw::GpuModul
                          const std::vector<const serving::Replica*>& replicas, double duration_s) {
   nlohmann::json out;
   const std::size_t num_prefill = static_cast<std::size_t>(pd.plan.prefill.replicas);
-  const hw::LaunchPolicy launch = hw::launch_policy(*in.host_p);
-  const std::shared_ptr<const serving::HostOverheads> overheads = in.host_entry->make(*in.host_p);  // fitted once
   for (int side = 0; side < 2; ++side) {
     const PdPoolPlan& pool = side == 0 ? pd.plan.prefill : pd.plan.decode;
     const serving::MemoryPlan& memory = side == 0 ? pd.prefill_memory : pd.decode_memory;
