@@ -98,16 +98,18 @@ TEST(Fp8Block, GemmsReadScaledWeightsAfterAQuantisationKernel) {
   const Kernel& up = find(L, "experts_gate_up");
   ModelConfig tensor = ds;
   tensor.weight_block_size = 0;
-  const Kernel& up0 = find(decompose_step(tensor, b, DType::FP8, DType::BF16, {8, 1, 8, 1.0}).per_layer, "experts_gate_up");
+  const StepKernels per_tensor = decompose_step(tensor, b, DType::FP8, DType::BF16, {8, 1, 8, 1.0});
+  const Kernel& up0 = find(per_tensor.per_layer, "experts_gate_up");
   EXPECT_NEAR(up.bytes - up0.bytes,
               64.0 * 7168 * (1 + 4.0 / 128 - 2) + up0.groups * 0.0 +
                   (up0.bytes - (64.0 * 7168 + 64.0 * 4096) * 2) * (4.0 / 16384),
               1.0);
   // Per-tensor fp8 has no quantisation kernel.
-  const auto& L0 = decompose_step(tensor, b, DType::FP8, DType::BF16, {8, 1, 8, 1.0}).per_layer;
+  const auto& L0 = per_tensor.per_layer;
   EXPECT_FALSE(std::any_of(L0.begin(), L0.end(), [](const Kernel& x) { return std::string(x.name) == "fp8_act_quant"; }));
   // Under bf16 the config's blocks do not apply.
-  const auto& Lb = decompose_step(ds, b, DType::BF16, DType::BF16, {8, 1, 8, 1.0}).per_layer;
+  const StepKernels bf16 = decompose_step(ds, b, DType::BF16, DType::BF16, {8, 1, 8, 1.0});
+  const auto& Lb = bf16.per_layer;
   EXPECT_FALSE(std::any_of(Lb.begin(), Lb.end(), [](const Kernel& x) { return std::string(x.name) == "fp8_act_quant"; }));
 }
 
