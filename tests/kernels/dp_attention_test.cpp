@@ -11,22 +11,18 @@
 #include <vector>
 
 #include "kernels/step_decomposer.hpp"
+#include "tests/support/kernel_lookup.hpp"
 
 namespace ks::kernels {
 namespace {
+
+using test_support::has_kernel;
+using test_support::kernel_named;
 
 const ModelConfig& model(const std::string& name) {
   const ModelConfig* m = find_builtin_model(name);
   if (m == nullptr) throw std::runtime_error("missing preset " + name);
   return *m;
-}
-const Kernel& find(const std::vector<Kernel>& ks, const std::string& name) {
-  auto it = std::find_if(ks.begin(), ks.end(), [&](const Kernel& k) { return name == k.name; });
-  if (it == ks.end()) throw std::runtime_error("no kernel " + name);
-  return *it;
-}
-bool has(const std::vector<Kernel>& ks, const std::string& name) {
-  return std::any_of(ks.begin(), ks.end(), [&](const Kernel& k) { return name == k.name; });
 }
 bool any_collective(const std::vector<Kernel>& ks, OpKind op) {
   return std::any_of(ks.begin(), ks.end(), [&](const Kernel& k) { return k.op == op; });
@@ -74,15 +70,15 @@ TEST(DpAttention, DeepSeekV3Dp8DecodeKernels) {
   const StepKernels k = decompose_step(ds, b, DType::FP8, DType::BF16, dp8(1.2));
   const auto& L = k.per_layer;
   // MLA projections unsharded over the rank's 8 tokens.
-  EXPECT_EQ(find(L, "qkv_a_proj").m, 8);
-  EXPECT_EQ(find(L, "qkv_a_proj").n, 1536 + 576);
-  EXPECT_EQ(find(L, "q_b_proj").n, 128 * 192);  // TP8: 16 x 192
-  EXPECT_EQ(find(L, "q_b_proj").k, 1536);
-  EXPECT_EQ(find(L, "o_proj").m, 8);
-  EXPECT_EQ(find(L, "o_proj").k, 128 * 128);
-  EXPECT_EQ(find(L, "q_absorb").batch, 128);
+  EXPECT_EQ(kernel_named(L, "qkv_a_proj").m, 8);
+  EXPECT_EQ(kernel_named(L, "qkv_a_proj").n, 1536 + 576);
+  EXPECT_EQ(kernel_named(L, "q_b_proj").n, 128 * 192);  // TP8: 16 x 192
+  EXPECT_EQ(kernel_named(L, "q_b_proj").k, 1536);
+  EXPECT_EQ(kernel_named(L, "o_proj").m, 8);
+  EXPECT_EQ(kernel_named(L, "o_proj").k, 128 * 128);
+  EXPECT_EQ(kernel_named(L, "q_absorb").batch, 128);
   // Absorbed decode over the rank's 8 sequences' latents, 128 heads (bf16 latent of 576).
-  const Kernel& a = find(L, "attention_decode");
+  const Kernel& a = kernel_named(L, "attention_decode");
   EXPECT_EQ(a.heads, 128);
   EXPECT_EQ(a.m, 8);
   EXPECT_EQ(a.n, 8000);
@@ -93,33 +89,33 @@ TEST(DpAttention, DeepSeekV3Dp8DecodeKernels) {
     EXPECT_FALSE(any_collective(*list, OpKind::AllReduce));
     EXPECT_FALSE(any_collective(*list, OpKind::AllGather));
   }
-  EXPECT_EQ(find(L, "router").m, 8);
-  EXPECT_EQ(find(L, "experts_gate_up").m, 77);
-  EXPECT_EQ(find(L, "experts_gate_up").n, 2 * 2048);
-  EXPECT_EQ(find(L, "experts_down").m, 77);
+  EXPECT_EQ(kernel_named(L, "router").m, 8);
+  EXPECT_EQ(kernel_named(L, "experts_gate_up").m, 77);
+  EXPECT_EQ(kernel_named(L, "experts_gate_up").n, 2 * 2048);
+  EXPECT_EQ(kernel_named(L, "experts_down").m, 77);
   for (const char* name : {"moe_dispatch", "moe_combine"}) {
-    EXPECT_EQ(find(L, name).op, OpKind::AllToAll);
-    EXPECT_DOUBLE_EQ(find(L, name).bytes, 77.0 * 7168 * 2);
+    EXPECT_EQ(kernel_named(L, name).op, OpKind::AllToAll);
+    EXPECT_DOUBLE_EQ(kernel_named(L, name).bytes, 77.0 * 7168 * 2);
   }
-  EXPECT_EQ(find(L, "shared_gate_up").m, 8);
-  EXPECT_EQ(find(L, "shared_gate_up").n, 2 * 2048);
-  EXPECT_EQ(find(L, "moe_sum").m, 8);
+  EXPECT_EQ(kernel_named(L, "shared_gate_up").m, 8);
+  EXPECT_EQ(kernel_named(L, "shared_gate_up").n, 2 * 2048);
+  EXPECT_EQ(kernel_named(L, "moe_sum").m, 8);
   // Dense layers (first_k_dense_replace = 3) whole: 3 x gate_up of 2 x 18432, no all-reduce.
   EXPECT_EQ(std::count_if(k.pre.begin(), k.pre.end(), [](const Kernel& x) { return std::string(x.name) == "gate_up_proj"; }), 3);
-  EXPECT_EQ(find(k.pre, "gate_up_proj").n, 2 * 18432);
-  EXPECT_EQ(find(k.pre, "gate_up_proj").m, 8);
+  EXPECT_EQ(kernel_named(k.pre, "gate_up_proj").n, 2 * 18432);
+  EXPECT_EQ(kernel_named(k.pre, "gate_up_proj").m, 8);
   EXPECT_EQ(k.num_layers, 58);
   // Embedding, LM head (whole vocabulary) and sampler over the rank's 8 rows.
-  EXPECT_EQ(find(k.pre, "embedding").m, 8);
-  EXPECT_EQ(find(k.post, "lm_head").m, 8);
-  EXPECT_EQ(find(k.post, "lm_head").n, 129280);
-  EXPECT_EQ(find(k.post, "sampler").m, 8);
+  EXPECT_EQ(kernel_named(k.pre, "embedding").m, 8);
+  EXPECT_EQ(kernel_named(k.post, "lm_head").m, 8);
+  EXPECT_EQ(kernel_named(k.post, "lm_head").n, 129280);
+  EXPECT_EQ(kernel_named(k.post, "sampler").m, 8);
   // The same step under TP8 + EP8 for contrast: 16 heads per rank, all-reduce and all-gather.
   const StepKernels tp = decompose_step(ds, b, DType::FP8, DType::BF16, {8, 1, 8, 1.2});
-  EXPECT_EQ(find(tp.per_layer, "q_b_proj").n, 16 * 192);
-  EXPECT_TRUE(has(tp.per_layer, "attn_all_reduce"));
-  EXPECT_TRUE(has(tp.per_layer, "moe_all_gather"));
-  EXPECT_EQ(find(tp.per_layer, "experts_gate_up").m, 77);  // the experts' rows are the same
+  EXPECT_EQ(kernel_named(tp.per_layer, "q_b_proj").n, 16 * 192);
+  EXPECT_TRUE(has_kernel(tp.per_layer, "attn_all_reduce"));
+  EXPECT_TRUE(has_kernel(tp.per_layer, "moe_all_gather"));
+  EXPECT_EQ(kernel_named(tp.per_layer, "experts_gate_up").m, 77);  // the experts' rows are the same
 }
 
 // A prefill lands whole on one rank: its 2048 tokens run every unsharded kernel there, and the
@@ -132,20 +128,20 @@ TEST(DpAttention, Qwen3MoePrefillRunsWholeOnOneRank) {
   const StepKernels k = decompose_step(q, b, DType::BF16, DType::BF16, dp8());
   const auto& L = k.per_layer;
   // 32 query + 2 x 4 KV heads of 128, hidden 2048 (TP8: 4 + 2 x 1 heads).
-  EXPECT_EQ(find(L, "qkv_proj").m, 2048);
-  EXPECT_EQ(find(L, "qkv_proj").n, (32 + 8) * 128);
-  EXPECT_EQ(find(L, "qkv_proj").k, 2048);
-  EXPECT_EQ(find(L, "o_proj").k, 32 * 128);
-  EXPECT_FALSE(has(L, "attention_decode"));  // the decodes sit on the other ranks
-  EXPECT_EQ(find(L, "attention_prefill").heads, 32);
-  EXPECT_FALSE(has(L, "attn_all_reduce"));
+  EXPECT_EQ(kernel_named(L, "qkv_proj").m, 2048);
+  EXPECT_EQ(kernel_named(L, "qkv_proj").n, (32 + 8) * 128);
+  EXPECT_EQ(kernel_named(L, "qkv_proj").k, 2048);
+  EXPECT_EQ(kernel_named(L, "o_proj").k, 32 * 128);
+  EXPECT_FALSE(has_kernel(L, "attention_decode"));  // the decodes sit on the other ranks
+  EXPECT_EQ(kernel_named(L, "attention_prefill").heads, 32);
+  EXPECT_FALSE(has_kernel(L, "attn_all_reduce"));
   // 128 experts top-8, 16 per rank: rows ceil(2055 x 8 / 8) = 2055, width 768 whole.
-  EXPECT_EQ(find(L, "router").m, 2048);
-  EXPECT_EQ(find(L, "experts_gate_up").m, 2055);
-  EXPECT_EQ(find(L, "experts_gate_up").n, 2 * 768);
-  EXPECT_DOUBLE_EQ(find(L, "moe_dispatch").bytes, 2055.0 * 2048 * 2);
-  EXPECT_FALSE(has(L, "moe_all_gather"));
-  EXPECT_EQ(find(k.post, "lm_head").m, 1);  // the prompt's first token
+  EXPECT_EQ(kernel_named(L, "router").m, 2048);
+  EXPECT_EQ(kernel_named(L, "experts_gate_up").m, 2055);
+  EXPECT_EQ(kernel_named(L, "experts_gate_up").n, 2 * 768);
+  EXPECT_DOUBLE_EQ(kernel_named(L, "moe_dispatch").bytes, 2055.0 * 2048 * 2);
+  EXPECT_FALSE(has_kernel(L, "moe_all_gather"));
+  EXPECT_EQ(kernel_named(k.post, "lm_head").m, 1);  // the prompt's first token
 }
 
 // Speculative verification: a decode weighs its queries when dealt.

@@ -11,15 +11,13 @@
 #include "kernels/hf_config.hpp"
 #include "kernels/spec_error.hpp"
 #include "kernels/step_decomposer.hpp"
+#include "tests/support/kernel_lookup.hpp"
 
 namespace ks::kernels {
 namespace {
 
-const Kernel& find(const std::vector<Kernel>& ks, const std::string& name) {
-  auto it = std::find_if(ks.begin(), ks.end(), [&](const Kernel& k) { return name == k.name; });
-  if (it == ks.end()) throw std::runtime_error("no kernel " + name);
-  return *it;
-}
+using test_support::kernel_named;
+
 // The kernel just before `name` in `ks`.
 const Kernel& before(const std::vector<Kernel>& ks, const std::string& name) {
   auto it = std::find_if(ks.begin(), ks.end(), [&](const Kernel& k) { return name == k.name; });
@@ -73,7 +71,7 @@ TEST(Fp8Block, GemmsReadScaledWeightsAfterAQuantisationKernel) {
   b.decode_contexts.assign(64, 1000);
   const StepKernels k = decompose_step(ds, b, DType::FP8, DType::BF16, {8, 1, 8, 1.0});
   const auto& L = k.per_layer;
-  const Kernel& g = find(L, "q_b_proj");
+  const Kernel& g = kernel_named(L, "q_b_proj");
   EXPECT_EQ(g.dtype, DType::FP8);
   EXPECT_DOUBLE_EQ(g.flops, 2.0 * 64 * 3072 * 1536);
   // Input fp8 + one scale per 128 values, output bf16, weights fp8 + block scales.
@@ -95,11 +93,11 @@ TEST(Fp8Block, GemmsReadScaledWeightsAfterAQuantisationKernel) {
   EXPECT_EQ(down_q.m, 64);
   EXPECT_DOUBLE_EQ(down_q.bytes, 64.0 * 2048 * 3 + 64.0 * 16 * 4);
   // The grouped GEMM reads its fp8 input and scales: rows 64 x 7168.
-  const Kernel& up = find(L, "experts_gate_up");
+  const Kernel& up = kernel_named(L, "experts_gate_up");
   ModelConfig tensor = ds;
   tensor.weight_block_size = 0;
   const StepKernels per_tensor = decompose_step(tensor, b, DType::FP8, DType::BF16, {8, 1, 8, 1.0});
-  const Kernel& up0 = find(per_tensor.per_layer, "experts_gate_up");
+  const Kernel& up0 = kernel_named(per_tensor.per_layer, "experts_gate_up");
   EXPECT_NEAR(up.bytes - up0.bytes,
               64.0 * 7168 * (1 + 4.0 / 128 - 2) + up0.groups * 0.0 +
                   (up0.bytes - (64.0 * 7168 + 64.0 * 4096) * 2) * (4.0 / 16384),

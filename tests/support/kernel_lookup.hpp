@@ -1,5 +1,5 @@
 #pragma once
-// Test helpers: the names of a kernel list, and a kernel by name.
+// Test helpers: the names of a kernel list, a kernel by name, and whether one is there.
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -19,6 +19,13 @@ inline const kernels::Kernel& kernel_named(const std::vector<kernels::Kernel>& l
     if (name == k.name) return k;
   }
   throw std::runtime_error("no kernel " + name);
+}
+
+inline bool has_kernel(const std::vector<kernels::Kernel>& list, const std::string& name) {
+  for (const kernels::Kernel& k : list) {
+    if (name == k.name) return true;
+  }
+  return false;
 }
 
 }  // namespace ks::test_support
