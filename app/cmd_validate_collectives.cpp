@@ -40,7 +40,7 @@ struct Row {
   int fold = 0;
   bool mixed = false;
   LinkType link = LinkType::NVLink;
-  double predicted = 0, predicted_heldout = 0, predicted_transfer = NAN, baseline = NAN;
+  double predicted = 0, predicted_heldout = 0, predicted_transfer = NAN, predicted_generation = NAN, baseline = NAN;
 };
 
 struct Setup {
@@ -49,6 +49,10 @@ struct Setup {
   LinkType fabric;     // the link type a single node's collectives cross
   double spec_bw;      // spec-sheet bandwidth of that link per GPU and direction, B/s
   const char* spec_source;
+  // GPU architecture and fabric generation (Ampere NVLink 3, Hopper NVLink 4, Blackwell NVLink 5,
+  // Ada PCIe Gen4): systems of one generation share the GPU, the NVLink and the NVSwitch, so their
+  // NCCL latencies and link efficiencies are the same physics.
+  const char* generation;
 };
 
 // Setups of both data files and the preset each runs on. Spec figures: NVLink per GPU and
@@ -56,13 +60,13 @@ struct Setup {
 // L40S PCIe Gen4 x16 (64 GB/s bidirectional, L40S data sheet).
 const std::map<std::string, Setup>& setups() {
   static const std::map<std::string, Setup> s = {
-      {"a100_dgx", {"dgx_a100", 8, LinkType::NVLink, 300e9, "NVLink 3, 600 GB/s"}},
-      {"a100_pairwise_nvlink", {"pcie_pairwise_nvlink", 4, LinkType::NVLink, 300e9, "NVLink bridge, 600 GB/s"}},
-      {"a40_pairwise_nvlink", {"pcie_pairwise_nvlink", 8, LinkType::NVLink, 56.25e9, "NVLink bridge, 112.5 GB/s"}},
-      {"h100_dgx", {"dgx_h100", 8, LinkType::NVLink, 450e9, "NVLink 4, 900 GB/s"}},
-      {"h200_hgx", {"hgx_h200", 8, LinkType::NVLink, 450e9, "NVLink 4, 900 GB/s"}},
-      {"b200_hgx", {"hgx_b200", 8, LinkType::NVLink, 900e9, "NVLink 5, 1.8 TB/s"}},
-      {"l40s_pcie", {"pcie_l40s", 8, LinkType::PCIe, 32e9, "PCIe Gen4 x16, 64 GB/s"}}};
+      {"a100_dgx", {"dgx_a100", 8, LinkType::NVLink, 300e9, "NVLink 3, 600 GB/s", "ampere"}},
+      {"a100_pairwise_nvlink", {"pcie_pairwise_nvlink", 4, LinkType::NVLink, 300e9, "NVLink bridge, 600 GB/s", "ampere"}},
+      {"a40_pairwise_nvlink", {"pcie_pairwise_nvlink", 8, LinkType::NVLink, 56.25e9, "NVLink bridge, 112.5 GB/s", "ampere"}},
+      {"h100_dgx", {"dgx_h100", 8, LinkType::NVLink, 450e9, "NVLink 4, 900 GB/s", "hopper"}},
+      {"h200_hgx", {"hgx_h200", 8, LinkType::NVLink, 450e9, "NVLink 4, 900 GB/s", "hopper"}},
+      {"b200_hgx", {"hgx_b200", 8, LinkType::NVLink, 900e9, "NVLink 5, 1.8 TB/s", "blackwell"}},
+      {"l40s_pcie", {"pcie_l40s", 8, LinkType::PCIe, 32e9, "PCIe Gen4 x16, 64 GB/s", "ada"}}};
   return s;
 }
 
@@ -456,14 +460,29 @@ int cmd_validate_collectives(const std::vector<std::string>& args) {
   // overhead and latency scale, NVLS's mean efficiency over the NVLS systems, the local copy as a
   // ratio to the link spec (free counts as a zero inverse). NVLink systems learn from NVLink
   // systems only; the PCIe system (the only one) from the NVLink systems.
-  auto transferred = [&](const std::string& held, const std::string& coll) {
+  // Sources: the other NVLink systems; of those, only the ones of the held-out system's generation
+  // where any is left (Rule::Sibling), or never one of its generation (Rule::GenerationOut, the
+  // stricter check: a new GPU generation predicted from the others).
+  enum class Rule { Sibling, GenerationOut };
+  auto transferred = [&](const std::string& held, const std::string& coll, Rule rule) {
     const Setup& target = setups().at(held);
+    std::vector<std::string> sources;
+    for (const auto& sys : kAicSystems) {
+      const Setup& s = setups().at(sys);
+      if (sys == held || s.fabric != LinkType::NVLink) continue;
+      if (rule == Rule::GenerationOut && std::string(s.generation) == target.generation) continue;
+      sources.push_back(sys);
+    }
+    if (rule == Rule::Sibling) {
+      std::vector<std::string> siblings;
+      for (const auto& sys : sources)
+        if (std::string(setups().at(sys).generation) == target.generation) siblings.push_back(sys);
+      if (!siblings.empty()) sources = siblings;
+    }
     double log_ratio = 0, inv_local = 0, overhead = 0, scale = 0, nvls = 0, latency = 0;
     int count = 0, nvls_count = 0;
-    for (const auto& sys : kAicSystems) {
-      if (sys == held) continue;
+    for (const auto& sys : sources) {
       const Setup& s = setups().at(sys);
-      if (s.fabric != LinkType::NVLink) continue;
       const Params& p = fitted.at("nccl/" + sys + "/" + coll);
       log_ratio += std::log(p.at("nvlink_bandwidth") / s.spec_bw);
       const double local = p.count("local_copy_bandwidth") ? p.at("local_copy_bandwidth") : 0.0;
@@ -484,12 +503,16 @@ int cmd_validate_collectives(const std::vector<std::string>& args) {
     if (nvls_count > 0 && base.number("nvls_efficiency") > 0) p["nvls_efficiency"] = nvls / nvls_count;
     return p;
   };
-  std::map<std::string, Params> transfer_params;
+  std::map<std::string, Params> transfer_params, generation_params;
   for (Row& r : rows) {
     if (r.family != "nccl") continue;
     const std::string key = r.setup + "/" + r.collective;
-    if (!transfer_params.count(key)) transfer_params[key] = transferred(r.setup, r.collective);
+    if (!transfer_params.count(key)) {
+      transfer_params[key] = transferred(r.setup, r.collective, Rule::Sibling);
+      generation_params[key] = transferred(r.setup, r.collective, Rule::GenerationOut);
+    }
     r.predicted_transfer = simulate(r, transfer_params[key]);
+    r.predicted_generation = simulate(r, generation_params[key]);
   }
 
   std::ostringstream md;
@@ -517,22 +540,27 @@ int cmd_validate_collectives(const std::vector<std::string>& args) {
   // Leave one system out.
   md << "## Leaving one system out (AIConfigurator NCCL tables)\n\n"
         "Each system's nccl-tests rows predicted with parameters that never saw them: its spec-sheet link "
-        "bandwidth times the geometric mean fitted-to-spec ratio of the other NVLink systems, their mean "
-        "overhead, NCCL latency scale and local-copy ratio, and NVLS's mean efficiency over the other NVLS "
-        "systems (Hopper, Blackwell). The PCIe system (L40S) is the only one of its kind and learns from the "
-        "NVLink systems. *own fit*: the system's own fit (in-sample). *previous model*: the presets of the "
-        "model before NCCL's algorithm x protocol choice (`--baseline`, where given).\n\n"
-        "| left out | spec link (per GPU) | collective | rows | transferred ≥ 1 MiB | transferred < 1 MiB | own fit ≥ 1 MiB | own fit < 1 MiB | previous model ≥ 1 MiB | previous model < 1 MiB |\n"
-        "|---|---|---|---|---|---|---|---|---|---|\n";
+        "bandwidth times the geometric mean fitted-to-spec ratio of the source systems, their mean "
+        "overhead, NCCL latency scale and local-copy ratio, and NVLS's mean efficiency over the source "
+        "NVLS systems (Hopper, Blackwell). *transferred*: the sources are the other NVLink systems of the "
+        "held-out system's GPU generation where one is left (H100 from H200 and back: the same GPU, NVLink 4 "
+        "and NVSwitch), all other NVLink systems otherwise (A100, B200). *generation out*: the stricter "
+        "check, never a system of the same generation (H100 and H200 from A100 and B200). The PCIe system "
+        "(L40S) is the only one of its kind and learns from the NVLink systems. *own fit*: the system's own "
+        "fit (in-sample). *previous model*: the presets of the model before NCCL's algorithm x protocol "
+        "choice (`--baseline`, where given).\n\n"
+        "| left out | spec link (per GPU) | collective | rows | transferred ≥ 1 MiB | transferred < 1 MiB | generation out ≥ 1 MiB | generation out < 1 MiB | own fit ≥ 1 MiB | own fit < 1 MiB | previous model ≥ 1 MiB | previous model < 1 MiB |\n"
+        "|---|---|---|---|---|---|---|---|---|---|---|---|\n";
   for (const auto& sys : kAicSystems)
     for (const char* coll : {"all_reduce", "all_gather", "reduce_scatter", "all_to_all"}) {
-      std::vector<double> tb, ts, ob, os, bb, bs;
+      std::vector<double> tb, ts, gb, gs, ob, os, bb, bs;
       int count = 0;
       for (const Row& r : rows) {
         if (r.family != "nccl" || r.setup != sys || r.collective != coll) continue;
         ++count;
         const bool big = r.bytes >= 1048576;
         (big ? tb : ts).push_back(rel(r.predicted_transfer, r.measured));
+        (big ? gb : gs).push_back(rel(r.predicted_generation, r.measured));
         (big ? ob : os).push_back(rel(r.predicted, r.measured));
         if (!std::isnan(r.baseline)) (big ? bb : bs).push_back(rel(r.baseline, r.measured));
       }
@@ -540,7 +568,7 @@ int cmd_validate_collectives(const std::vector<std::string>& args) {
       const Setup& s = setups().at(sys);
       md << "| " << sys << " | " << config::format_quantity(s.spec_bw, config::Dim::Bandwidth) << " (" << s.spec_source
          << ") | " << coll << " | " << count << " | " << pct(median(tb)) << " | " << pct(median(ts)) << " | "
-         << pct(median(ob)) << " | " << pct(median(os)) << " | " << pct(median(bb)) << " | " << pct(median(bs))
+         << pct(median(gb)) << " | " << pct(median(gs)) << " | " << pct(median(ob)) << " | " << pct(median(os)) << " | " << pct(median(bb)) << " | " << pct(median(bs))
          << " |\n";
     }
   // Pooled over the NVLink systems (L40S, the only PCIe one, apart).
@@ -550,17 +578,23 @@ int cmd_validate_collectives(const std::vector<std::string>& args) {
       if (r.family != "nccl" || setups().at(r.setup).fabric != LinkType::NVLink) continue;
       const std::string band = r.bytes >= 1048576 ? "big" : "small";
       pool["all/" + band].push_back(rel(r.predicted_transfer, r.measured));
-      if (r.collective == "all_reduce") pool["ar/" + band].push_back(rel(r.predicted_transfer, r.measured));
+      pool["gen-all/" + band].push_back(rel(r.predicted_generation, r.measured));
+      if (r.collective == "all_reduce") {
+        pool["ar/" + band].push_back(rel(r.predicted_transfer, r.measured));
+        pool["gen-ar/" + band].push_back(rel(r.predicted_generation, r.measured));
+      }
       if (!std::isnan(r.baseline)) {
         if (r.collective == "all_reduce") pool["base-ar/" + band].push_back(rel(r.baseline, r.measured));
         pool["base-all/" + band].push_back(rel(r.baseline, r.measured));
       }
     }
     md << "| NVLink systems pooled | | all_reduce | " << pool["ar/big"].size() + pool["ar/small"].size() << " | "
-       << pct(median(pool["ar/big"])) << " | " << pct(median(pool["ar/small"])) << " | | | "
+       << pct(median(pool["ar/big"])) << " | " << pct(median(pool["ar/small"])) << " | "
+       << pct(median(pool["gen-ar/big"])) << " | " << pct(median(pool["gen-ar/small"])) << " | | | "
        << pct(median(pool["base-ar/big"])) << " | " << pct(median(pool["base-ar/small"])) << " |\n";
     md << "| NVLink systems pooled | | all four | " << pool["all/big"].size() + pool["all/small"].size() << " | "
-       << pct(median(pool["all/big"])) << " | " << pct(median(pool["all/small"])) << " | | | "
+       << pct(median(pool["all/big"])) << " | " << pct(median(pool["all/small"])) << " | "
+       << pct(median(pool["gen-all/big"])) << " | " << pct(median(pool["gen-all/small"])) << " | | | "
        << pct(median(pool["base-all/big"])) << " | " << pct(median(pool["base-all/small"])) << " |\n";
   }
   md << "\nAll-reduce by GPU count (the same predictions):\n\n| left out | GPUs | transferred ≥ 1 MiB | "
