@@ -183,6 +183,7 @@ const char* type_key(LinkType t) {
 struct Closed {
   const config::Params* base;
   double eval(const Row& r, const Params& p) const {
+    auto has = [&](const std::string& k) { return p.count(k) > 0 || base->has(k); };
     auto get = [&](const std::string& k) {
       auto it = p.find(k);
       return it != p.end() ? it->second : base->number(k);
@@ -193,8 +194,12 @@ struct Closed {
     double alpha = 0, beta = 0;
     interconnect::HopKind hop = interconnect::HopKind::NVLink;
     if (r.link == LinkType::NVLink) alpha = get("nvlink_latency"), beta = get("nvlink_bandwidth");
-    if (r.link == LinkType::PCIe)
+    if (r.link == LinkType::PCIe) {
       alpha = get("pcie_latency"), beta = get("pcie_bandwidth"), hop = interconnect::HopKind::PCIe;
+      // pcie_l40s: more than a pair of GPUs crosses the host bridge (its routes' bottleneck).
+      if (has("host_bandwidth") && r.n > 2 && r.kind != CollectiveKind::SendRecv)
+        beta = std::min(beta, get("host_bandwidth"));
+    }
     if (r.link == LinkType::InfiniBand)
       alpha = 2 * get("ib_latency"), beta = get("ib_bandwidth"), hop = interconnect::HopKind::Network;
     const int n = r.kind == CollectiveKind::SendRecv ? 2 : r.n;
@@ -234,6 +239,8 @@ Params fit_group(const std::vector<const Row*>& rows, const Setup& s) {
       p[k + "_latency"] = 1e-6;
     }
     p["local_copy_bandwidth"] = sizes.size() > 1 ? 4 * s.spec_bw : 0.0;
+    if (base.has("host_bandwidth") && types.count(LinkType::PCIe) && *sizes.rbegin() > 2)
+      p["host_bandwidth"] = (start == 1 ? 0.25 : 0.1) * s.spec_bw;
     if (all_reduce && base.number("nvls_efficiency") > 0 && types == std::set<LinkType>{LinkType::NVLink})
       p["nvls_efficiency"] = start == 1 ? 0.7 : 0.85;
     if (rows.empty()) return p;
@@ -501,6 +508,18 @@ int cmd_validate_collectives(const std::vector<std::string>& args) {
     p["nccl_latency_scale"] = scale / count;
     const config::Params base = preset_params(target.preset, 0, 0, {});
     if (nvls_count > 0 && base.number("nvls_efficiency") > 0) p["nvls_efficiency"] = nvls / nvls_count;
+    // GPU peer traffic through the host bridge: the other PCIe measurements that cross it (vidur's
+    // send/recv between GPUs of different NVLink pairs, A100 and A40 servers: their fitted PCIe
+    // rate is the through-host rate), geometric mean; without them, no host limit (the link's).
+    if (base.has("host_bandwidth")) {
+      double log_host = 0;
+      int host_count = 0;
+      for (const char* key : {"vidur/a100_pairwise_nvlink/send_recv", "vidur/a40_pairwise_nvlink/send_recv"})
+        if (fitted.count(key) && fitted.at(key).count("pcie_bandwidth"))
+          log_host += std::log(fitted.at(key).at("pcie_bandwidth")), ++host_count;
+      const std::string link = std::string(type_key(target.fabric)) + "_bandwidth";
+      p["host_bandwidth"] = host_count > 0 ? std::exp(log_host / host_count) : p.at(link);
+    }
     return p;
   };
   std::map<std::string, Params> transfer_params, generation_params;
@@ -527,7 +546,9 @@ int cmd_validate_collectives(const std::vector<std::string>& args) {
         "systems with NVLink SHARP (Hopper, Blackwell), NVLS; with NCCL's base and per-hop latencies "
         "(NVIDIA/nccl 5067397c, `src/graph/tuning.cc`) times a fitted scale, and NCCL's protocol bandwidth "
         "factors (LL 1/2 capped at `llMaxBws`, LL128 0.92). NVLS runs on the ring's transfers at the "
-        "bandwidth that gives NVLS's time (`hw/interconnect/collective_schedule.hpp`).\n\n"
+        "bandwidth that gives NVLS's time (`hw/interconnect/collective_schedule.hpp`). The PCIe system "
+        "(`pcie_l40s`) has its GPUs in pairs on PCIe switches: peer-to-peer within a pair at the link "
+        "rate, between pairs through the host bridge at `host_bandwidth` per switch uplink.\n\n"
         "**Fit.** Per source family (`nccl` = AIConfigurator's nccl-tests, `vidur`, `xla`), setup and "
         "collective kind: the per-collective overhead, the NCCL latency scale, a bandwidth per link type, "
         "the bandwidth at which a rank's kernel copies its own chunk (with several rank counts) and NVLS's "
@@ -546,7 +567,9 @@ int cmd_validate_collectives(const std::vector<std::string>& args) {
         "held-out system's GPU generation where one is left (H100 from H200 and back: the same GPU, NVLink 4 "
         "and NVSwitch), all other NVLink systems otherwise (A100, B200). *generation out*: the stricter "
         "check, never a system of the same generation (H100 and H200 from A100 and B200). The PCIe system "
-        "(L40S) is the only one of its kind and learns from the NVLink systems. *own fit*: the system's own "
+        "(L40S) is the only one of its kind in these tables: its link and latencies learn from the NVLink "
+        "systems, its host-bridge rate from the other PCIe measurements that cross a host bridge (vidur's "
+        "send/recv between GPUs of different NVLink pairs, A100 and A40 servers; geometric mean). *own fit*: the system's own "
         "fit (in-sample). *previous model*: the presets of the model before NCCL's algorithm x protocol "
         "choice (`--baseline`, where given).\n\n"
         "| left out | spec link (per GPU) | collective | rows | transferred ≥ 1 MiB | transferred < 1 MiB | generation out ≥ 1 MiB | generation out < 1 MiB | own fit ≥ 1 MiB | own fit < 1 MiB | previous model ≥ 1 MiB | previous model < 1 MiB |\n"
@@ -614,7 +637,7 @@ int cmd_validate_collectives(const std::vector<std::string>& args) {
       md << "| " << sys << " | " << n << " | " << pct(median(tb)) << " | " << pct(median(ts)) << " | " << pct(median(ob))
          << " | " << pct(median(os)) << " | " << pct(median(bb)) << " | " << pct(median(bs)) << " |\n";
     }
-  md << "\nTransferred parameters (all-reduce):\n\n| left out | overhead | NCCL latency scale | link latency | link bw | local copy bw | NVLS efficiency |\n|---|---|---|---|---|---|---|\n";
+  md << "\nTransferred parameters (all-reduce):\n\n| left out | overhead | NCCL latency scale | link latency | link bw | local copy bw | NVLS efficiency | host bridge bw |\n|---|---|---|---|---|---|---|---|\n";
   for (const auto& sys : kAicSystems) {
     const auto it = transfer_params.find(sys + "/all_reduce");
     if (it == transfer_params.end()) continue;
@@ -625,7 +648,8 @@ int cmd_validate_collectives(const std::vector<std::string>& args) {
        << format_param("nccl_latency_scale", p.at("nccl_latency_scale")) << " | "
        << round_param(type + "_latency", p.at(type + "_latency")) << " | " << round_param(link, p.at(link))
        << " | " << (p.at("local_copy_bandwidth") > 0 && p.at("local_copy_bandwidth") < 1e15 ? round_param("local_copy_bandwidth", p.at("local_copy_bandwidth")) : "free")
-       << " | " << (p.count("nvls_efficiency") ? format_param("nvls_efficiency", p.at("nvls_efficiency")) : "–") << " |\n";
+       << " | " << (p.count("nvls_efficiency") ? format_param("nvls_efficiency", p.at("nvls_efficiency")) : "–")
+       << " | " << (p.count("host_bandwidth") ? round_param("host_bandwidth", p.at("host_bandwidth")) : "–") << " |\n";
   }
 
   md << "\n## Fitted parameters\n\n| source / setup / collective | topology | overhead | NCCL latency scale | NVLS efficiency | local copy bw | NVLink latency | NVLink bw | PCIe latency | PCIe bw | IB latency | IB bw |\n|---|---|---|---|---|---|---|---|---|---|---|---|\n";
@@ -693,7 +717,8 @@ int cmd_validate_collectives(const std::vector<std::string>& args) {
 
   // The engines' own all-reduce (AIConfigurator's custom rows): the preset's NCCL-fitted link and
   // the custom all-reduce below vLLM's 8 MiB; its latency fitted per system on vLLM's rows under
-  // CUDA graphs (the median residual: what minimises the summed absolute error), and transferred
+  // CUDA graphs (the median residual per one-shot latency, two-shot counting 1.5: what minimises
+  // the summed absolute error), and transferred
   // as the mean of the other systems'. Eager rows add the framework's Python dispatch (20-45 us),
   // a host cost the fabric does not price: shown, not fitted.
   const double kCustomMax = 8.0 * 1024 * 1024;
@@ -705,8 +730,9 @@ int cmd_validate_collectives(const std::vector<std::string>& args) {
     std::vector<double> residual;
     for (const Row& r : rows)
       if (r.setup == sys && r.family == "custom-vllm-graph" && r.bytes < kCustomMax && !r.mixed)
-        residual.push_back(r.measured - model.eval(r, {{"custom_allreduce_max_bytes", kCustomMax},
-                                                       {"custom_allreduce_latency", 0.0}}));
+        residual.push_back((r.measured - model.eval(r, {{"custom_allreduce_max_bytes", kCustomMax},
+                                                        {"custom_allreduce_latency", 0.0}})) /
+                           (interconnect::custom_allreduce_one_shot(r.n, r.bytes) ? 1.0 : 1.5));
     if (!residual.empty()) custom_latency[sys] = std::max(0.0, median(residual));
   }
   md << "\n## Engine custom all-reduce (AIConfigurator)\n\n"
