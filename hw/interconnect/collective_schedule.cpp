@@ -204,7 +204,10 @@ CollectivePlan choose_plan(CollectiveKind kind, CollectiveAlgorithm algorithm, i
     CollectivePlan plan;
     plan.custom = true;
     plan.one_shot = custom_allreduce_one_shot(ranks, bytes);
-    plan.fixed_latency = costs.custom_allreduce_latency;
+    // vLLM's kernels (csrc/custom_all_reduce.cuh): one-shot synchronises its ranks twice (before
+    // reading the peers, after reducing), two-shot three times (and once between its halves):
+    // half the latency per barrier.
+    plan.fixed_latency = costs.custom_allreduce_latency * (plan.one_shot ? 1.0 : 1.5);
     return plan;
   }
   std::optional<CollectivePlan> best;

@@ -81,7 +81,8 @@ struct ProtocolCosts {
   // run it instead of NCCL (0: never; vLLM's default max_size is 8 MiB). Only where the engine
   // runs it: every pair of ranks on NVLink, or two GPUs on PCIe.
   double custom_allreduce_max_bytes = 0.0;
-  double custom_allreduce_latency = 0.0;  // s, its fixed cost (launch, the two barriers)
+  // s, its one-shot fixed cost (launch, its two barriers); two-shot has a third barrier: 1.5x.
+  double custom_allreduce_latency = 0.0;
 };
 
 // What a plan does to each transfer of its schedule: latency added, factor on the link bandwidth.

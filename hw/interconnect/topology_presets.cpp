@@ -31,6 +31,9 @@ struct Defaults {
   double nvls_efficiency;
   const char* local_copy_bw;
   const char* custom_ar_latency;
+  // PCIe servers whose GPUs sit in pairs on PCIe switches (pcie_l40s): the bandwidth of a switch's
+  // uplink through the host bridge, per direction (nullptr: the preset has no such parameter).
+  const char* host_bw = nullptr;
 };
 
 config::Schema preset_schema(const std::string& doc, const Defaults& d) {
@@ -67,6 +70,10 @@ config::Schema preset_schema(const std::string& doc, const Defaults& d) {
       .quantity("custom_allreduce_latency", config::Dim::Time, std::string(d.custom_ar_latency),
                 "fixed cost of the engine's custom all-reduce (launch and barriers; fitted to vLLM's under CUDA graphs)",
                 0.0, false);
+  if (d.host_bw)
+    s.quantity("host_bandwidth", config::Dim::Bandwidth, std::string(d.host_bw),
+               "bandwidth of GPU-to-GPU traffic between PCIe switches, through the host bridge (CPU root "
+               "complex), per switch uplink and direction");
   return s;
 }
 
@@ -132,8 +139,11 @@ std::unique_ptr<Topology> pairwise_topology(const config::Params& p, const confi
   return t;
 }
 
-// Every GPU on its own PCIe link to the node's host bridge (no NVLink, no PCIe switch shared by
-// two GPUs): GPU-to-GPU traffic crosses PCIe twice.
+// No NVLink: GPUs in pairs on PCIe switches (GPUs 2k and 2k+1), the switches on the node's host
+// bridge. Within a pair, peer-to-peer through the switch at the GPU's PCIe link rate; between
+// pairs, through the host bridge (the CPU root complex), whose rate for GPU peer traffic is far
+// below the links' (host_bandwidth per switch uplink and direction: every transfer between pairs
+// holds one uplink of each switch). The PCIe latency is split over the GPU-switch hops.
 std::unique_ptr<Topology> pcie_topology(const std::string& name, const config::Params& p) {
   auto t = std::make_unique<Topology>(name, static_cast<int>(p.integer("nodes")),
                                       static_cast<int>(p.integer("gpus_per_node")));
@@ -141,8 +151,15 @@ std::unique_ptr<Topology> pcie_topology(const std::string& name, const config::P
   const double half = p.number("pcie_latency") / 2;
   for (int node = 0; node < t->nodes(); ++node) {
     const int root = t->add_switch("node" + std::to_string(node) + "_host_bridge", SwitchKind::HostBridge, node);
-    for (int i = 0; i < t->gpus_per_node(); ++i)
-      t->add_duplex(node * t->gpus_per_node() + i, root, LinkType::PCIe, p.number("pcie_bandwidth"), half);
+    int sw = -1;
+    for (int i = 0; i < t->gpus_per_node(); ++i) {
+      if (i % 2 == 0) {
+        sw = t->add_switch("node" + std::to_string(node) + "_pcie_switch" + std::to_string(i / 2),
+                           SwitchKind::PCIeSwitch, node);
+        t->add_duplex(sw, root, LinkType::PCIe, p.number("host_bandwidth"), 0.0);
+      }
+      t->add_duplex(node * t->gpus_per_node() + i, sw, LinkType::PCIe, p.number("pcie_bandwidth"), half);
+    }
   }
   add_infiniband(*t, p);
   return t;
@@ -171,12 +188,12 @@ const bool registered = [] {
               "456.6GB/s", "4.828us"});
   add_preset("dgx_h100", "DGX H100: 8 H100 SXM per node on NVSwitch (450 GB/s per direction), NDR InfiniBand",
              {8, "283.2GB/s", "762ns", "48GB/s", "10us", "45GB/s", "8us", "0us", 0.786, "141GB/s", 0.669,
-              "683.6GB/s", "3.836us"});
+              "683.6GB/s", "3.82us"});
   // HGX H200: the H100's NVLink 4 and third-generation NVSwitch (900 GB/s per GPU bidirectional, NVIDIA
   // H200 data sheet), 141 GB HBM3e.
   add_preset("hgx_h200", "HGX H200: 8 H200 per node on NVSwitch (450 GB/s per direction, NVLink 4 as H100), NDR InfiniBand",
              {8, "283.2GB/s", "826ns", "48GB/s", "10us", "45GB/s", "8us", "0us", 0.759, "141GB/s", 0.643,
-              "886.5GB/s", "3.816us"});
+              "886.5GB/s", "3.768us"});
   add_preset("hgx_b200", "HGX B200: 8 B200 per node on NVSwitch (900 GB/s per direction), NDR InfiniBand",
              {8, "553GB/s", "1.292us", "48GB/s", "10us", "45GB/s", "8us", "977ns", 1.04, "282GB/s", 0.625,
               "1.358TB/s", "6.056us"});
@@ -184,14 +201,17 @@ const bool registered = [] {
              "PCIe server with NVLink bridges between GPU pairs (A100 PCIe: 300 GB/s per direction); "
              "cross-pair traffic over PCIe through the host bridge",
              {4, "180.7GB/s", "667ns", "24GB/s", "10us", "22GB/s", "10us", "0us", 1.72, "87.7GB/s", 0.0, "0GB/s",
-              "4.522us"});  // custom all-reduce latency: no measurement, the mean of the five fitted systems
+              "4.538us"});  // custom all-reduce latency: no measurement, the mean of the five fitted systems
   // L40S: no NVLink (NVIDIA L40S data sheet: PCIe Gen4 x16, 64 GB/s bidirectional); Ada shares
   // Ampere's NCCL LL cap (compute capability 8.9 < 9.0 in tuning.cc).
   add_preset("pcie_l40s",
-             "PCIe server without NVLink (L40S: PCIe Gen4 x16, 32 GB/s per direction); every GPU on its own "
-             "link to the host bridge, GPU-to-GPU traffic crosses PCIe twice",
-             {8, "450GB/s", "1us", "20GB/s", "1.328us", "25GB/s", "8us", "0us", 0.595, "87.7GB/s", 0.0, "0GB/s",
-              "4.075us"});
+             "PCIe server without NVLink (L40S: PCIe Gen4 x16, 32 GB/s per direction); GPUs in pairs on PCIe "
+             "switches, traffic between pairs through the host bridge",
+             {8, "450GB/s", "1us", "24GB/s", "1.323us", "25GB/s", "8us", "321ns", 0.472, "87.7GB/s", 0.0, "59.6GB/s",
+              "4.216us", "24GB/s"});
+  // host_bandwidth: the link rate, not AIConfigurator's L40S server's fitted 5.2 GB/s (its 4- and
+  // 8-GPU nccl-tests run at 5 and 1.5 GB/s of bus bandwidth): TensorRT-LLM's published L40S TP4/TP8
+  // throughput is 2-3x what that rate allows (docs/hardware.md). Set 5.2GB/s for such a server.
   return true;
 }();
 

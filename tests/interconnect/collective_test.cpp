@@ -229,11 +229,12 @@ TEST(CollectiveTiming, TheEnginesCustomAllReduceReadsPeersOneShotOrTwoShotBelowI
   EXPECT_EQ(plan_name(plan), "custom/one-shot");
   EXPECT_NEAR(idle_collective_time(*t, CollectiveKind::AllReduce, CollectiveAlgorithm::Auto, first_n(8), 65536),
               3e-6 + 1e-6 + 7 * 65536 / 200e9, 1e-12);
-  // 1 MiB: two-shot, reduce-scatter then all-gather of 7 x 1 MiB / 8 each: 3 + 2 x (1 + 4.58752) us.
+  // 1 MiB: two-shot, reduce-scatter then all-gather of 7 x 1 MiB / 8 each, and a third barrier
+  // (half the one-shot latency): 1.5 x 3 + 2 x (1 + 4.58752) us.
   plan = collective_plan(*t, CollectiveKind::AllReduce, CollectiveAlgorithm::Auto, first_n(8), 1048576);
   EXPECT_EQ(plan_name(plan), "custom/two-shot");
   EXPECT_NEAR(idle_collective_time(*t, CollectiveKind::AllReduce, CollectiveAlgorithm::Auto, first_n(8), 1048576),
-              3e-6 + 2 * (1e-6 + 7.0 / 8 * 1048576 / 200e9), 1e-12);
+              4.5e-6 + 2 * (1e-6 + 7.0 / 8 * 1048576 / 200e9), 1e-12);
   // 2 GPUs: one-shot at any size below the maximum (vLLM); 4 MiB: 3 + 1 + 4 MiB / 200 GB/s.
   EXPECT_NEAR(idle_collective_time(*t, CollectiveKind::AllReduce, CollectiveAlgorithm::Auto, first_n(2), 4194304),
               3e-6 + 1e-6 + 4194304 / 200e9, 1e-12);
@@ -277,4 +278,53 @@ TEST(CollectiveTiming, AllToAllAcrossNodesRunsAtTheInfiniBandBandwidth) {
   const double B = 8.0 * 1024 * 1024;
   EXPECT_NEAR(idle_collective_time(*t, CollectiveKind::AllToAll, CollectiveAlgorithm::Auto, {0, 8}, B),
               20e-6 + 4e-6 + (B / 2) / 50e9, 1e-12);
+}
+
+// Physics every preset must follow, whatever its fitted values: an all-reduce never gets faster
+// as it grows; more link bandwidth speeds large (bandwidth-bound) messages, by at most the
+// bandwidth ratio; small (latency-bound) messages barely notice it.
+TEST(CollectivePhysics, AllReduceIsMonotoneInSizeAndOnlyLargeMessagesFollowTheBandwidth) {
+  for (const std::string preset : {"dgx_a100", "dgx_h100", "hgx_h200", "hgx_b200", "pcie_l40s"}) {
+    const bool pcie = preset == "pcie_l40s";
+    for (bool custom : {false, true}) {
+      const std::string base = "kind: " + preset + "\n" + (custom ? "custom_allreduce_max_bytes: 8MiB\n" : "");
+      auto t = topology_from_yaml(base);
+      auto t_link = make_preset(preset);
+      // Twice every link's bandwidth the collectives cross (NVLink; PCIe and the host path).
+      const double link = pcie ? t_link->path_bandwidth(0, 1) : t_link->path_bandwidth(0, 1);
+      std::string faster = base + (pcie ? "pcie_bandwidth: " : "nvlink_bandwidth: ") + std::to_string(2 * link) + "B/s\n";
+      if (pcie) faster += "host_bandwidth: " + std::to_string(2 * t_link->path_bandwidth(1, 2)) + "B/s\n";
+      auto t2 = topology_from_yaml(faster);
+      for (int n : {2, 4, 8}) {
+        double previous = 0;
+        for (double bytes = 256; bytes <= 1 << 30; bytes *= 2) {
+          const double time = idle_collective_time(*t, CollectiveKind::AllReduce, CollectiveAlgorithm::Auto, first_n(n), bytes);
+          EXPECT_GE(time, previous * (1 - 1e-12)) << preset << " custom=" << custom << " n=" << n << " bytes=" << bytes;
+          previous = time;
+        }
+        const double small = idle_collective_time(*t, CollectiveKind::AllReduce, CollectiveAlgorithm::Auto, first_n(n), 1024);
+        const double small2 = idle_collective_time(*t2, CollectiveKind::AllReduce, CollectiveAlgorithm::Auto, first_n(n), 1024);
+        EXPECT_LE(small2, small) << preset << " n=" << n;
+        EXPECT_GT(small2, 0.95 * small) << preset << " n=" << n << ": 1 KiB is latency-bound";
+        const double big = idle_collective_time(*t, CollectiveKind::AllReduce, CollectiveAlgorithm::Auto, first_n(n), 1 << 30);
+        const double big2 = idle_collective_time(*t2, CollectiveKind::AllReduce, CollectiveAlgorithm::Auto, first_n(n), 1 << 30);
+        EXPECT_LT(big2, 0.75 * big) << preset << " n=" << n << ": 1 GiB is bandwidth-bound";
+        EXPECT_GE(big2, 0.5 * big * (1 - 1e-9)) << preset << " n=" << n << ": at most the bandwidth ratio";
+      }
+    }
+  }
+}
+
+// pcie_l40s: a pair of GPUs shares a PCIe switch, so its all-reduce never touches the host bridge;
+// four GPUs span two switches and their ring crosses it, so they follow the host path's rate.
+TEST(CollectivePhysics, PcieAllReduceBetweenPairsFollowsTheHostBridgeAndAPairDoesNot) {
+  auto time = [](const std::string& host, int n) {
+    auto t = topology_from_yaml("kind: pcie_l40s\nhost_bandwidth: " + host + "\n");
+    return idle_collective_time(*t, CollectiveKind::AllReduce, CollectiveAlgorithm::Auto, first_n(n), 256.0 * (1 << 20));
+  };
+  EXPECT_DOUBLE_EQ(time("4GB/s", 2), time("8GB/s", 2));
+  EXPECT_GT(time("4GB/s", 4), 1.8 * time("8GB/s", 4));
+  // Per byte of bus traffic, the ring between pairs is slower than within a pair.
+  const double bus2 = 2.0 * 1 / 2 / time("5GB/s", 2), bus4 = 2.0 * 3 / 4 / time("5GB/s", 4);
+  EXPECT_LT(bus4, bus2);
 }

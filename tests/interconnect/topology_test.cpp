@@ -96,3 +96,43 @@ TEST(LinkContention, ATransferReadyEarlierUsesTheGapBeforeLaterReservations) {
   // both links must be free at once, so it starts after gpu0's uplink frees.
   EXPECT_NEAR(fabric.transfer(0, 5, mb, 99e-6).start, 100e-6 + hold, 1e-12);
 }
+
+TEST(Topology, PcieL40sPairsGpusOnPcieSwitchesAndCrossesTheHostBridgeBetweenPairs) {
+  auto t = from_yaml("kind: pcie_l40s\npcie_bandwidth: 24GB/s\nhost_bandwidth: 5GB/s\npcie_latency: 2us\n");
+  // Within a pair: GPU -> PCIe switch -> GPU at the link rate.
+  EXPECT_EQ(route_types(*t, 0, 1), std::vector<LinkType>(2, LinkType::PCIe));
+  EXPECT_DOUBLE_EQ(t->path_bandwidth(0, 1), 24e9);
+  // Between pairs: up through the switch to the host bridge and down: the host path is the limit.
+  EXPECT_EQ(route_types(*t, 1, 2), std::vector<LinkType>(4, LinkType::PCIe));
+  EXPECT_DOUBLE_EQ(t->path_bandwidth(1, 2), 5e9);
+  EXPECT_NEAR(t->path_latency(1, 2), t->path_latency(0, 1), 1e-18);  // pcie_latency is the path's
+  EXPECT_NEAR(t->path_latency(0, 1), 2e-6, 1e-18);
+}
+
+// `kernelsight list` shows each preset's doc line; its nominal link rate ("N GB/s per direction")
+// must bound the preset's effective (fitted) bandwidth from above, and the fitted rate must be a
+// plausible fraction of it (NCCL reaches 50-90% of a link's rate, docs/validation-collectives.md).
+TEST(Topology, PresetsAgreeWithTheNominalLinkRateThatListShows) {
+  auto nominal = [](const std::string& doc) {
+    const auto at = doc.find(" GB/s per direction");
+    EXPECT_NE(at, std::string::npos) << doc;
+    auto begin = doc.find_last_not_of("0123456789.", at - 1) + 1;
+    return std::stod(doc.substr(begin, at - begin)) * 1e9;
+  };
+  for (const char* kind : {"dgx_a100", "dgx_h100", "hgx_h200", "hgx_b200", "pcie_pairwise_nvlink", "pcie_l40s"}) {
+    const auto& entry = topology_registry().get(kind, {}, "topology");
+    const double spec = nominal(entry.doc);
+    auto t = make_preset(kind);
+    const LinkType type = std::string(kind) == "pcie_l40s" ? LinkType::PCIe : LinkType::NVLink;
+    double fitted = 0;
+    for (const auto& l : t->links())
+      if (l.type == type && l.from < t->num_gpus()) fitted = std::max(fitted, l.bandwidth);
+    EXPECT_LE(fitted, spec) << kind;
+    EXPECT_GE(fitted, 0.5 * spec) << kind;
+  }
+  // The NVLink generations the docs name: NVLink 3 < NVLink 4 (H100 = H200) < NVLink 5.
+  auto bw = [&](const char* kind) { return nominal(topology_registry().get(kind, {}, "topology").doc); };
+  EXPECT_LT(bw("dgx_a100"), bw("dgx_h100"));
+  EXPECT_EQ(bw("dgx_h100"), bw("hgx_h200"));
+  EXPECT_LT(bw("hgx_h200"), bw("hgx_b200"));
+}
