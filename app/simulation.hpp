@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/pd_simulation.hpp"
+#include "app/replica_module.hpp"
 #include "hw/gpu/gpu_module.hpp"
 #include "hw/gpu/pipeline_link.hpp"
 #include "hw/gpu/tp_group.hpp"
@@ -21,6 +22,7 @@
 #include "hw/host/host_cpu.hpp"
 #include "base/config/document.hpp"
 #include "sc_modules/sim/sim.hpp"
+#include "sc_modules/tree/module_registry.hpp"
 #include "base/util/trace_recorder.hpp"
 #include "serving/metrics.hpp"
 #include "serving/metrics_recorder.hpp"
@@ -75,26 +77,21 @@ class Simulation {
   std::uint64_t total_kernels() const;
   // Every request submitted, in arrival order (unfinished ones have finish_s < 0).
   const std::deque<serving::Request>& requests() const { return requests_; }
-  std::vector<const hw::GpuModule*> gpus() const {
-    std::vector<const hw::GpuModule*> out;
-    for (const auto& g : gpus_) out.push_back(g.get());
-    return out;
-  }
+  // The module tree: replica i (replica<i>, or prefill<i> / decode<i> with disaggregation,
+  // prefill first) with its stages, GPUs, TP groups, links and engine (app/replica_module.hpp).
+  const std::vector<std::unique_ptr<ReplicaModule>>& replicas() const { return replicas_; }
+  // Parameters and statistics of every module, by hierarchical name
+  // ("replica0.stage1.gpu0.busy_seconds"; docs/architecture.md lists them).
+  const tree::ModuleRegistry& modules() const { return modules_; }
+  // Every GPU, replica by replica, stage by stage, rank by rank.
+  std::vector<const hw::GpuModule*> gpus() const;
   // What each GPU reported (in the order of gpus()), for kernels.csv and the GPU time.
-  std::vector<const proto::KernelStatsTable*> gpu_stats() const {
-    std::vector<const proto::KernelStatsTable*> out;
-    for (const auto& t : gpu_stats_) out.push_back(t.get());
-    return out;
-  }
+  std::vector<const proto::KernelStatsTable*> gpu_stats() const;
   const serving::MetricsRecorder& metrics() const { return metrics_; }
   // The disaggregated deployment's parts (null without `disaggregation:`).
   const PdParts* disaggregation() const { return pd_.get(); }
   // Sends between pipeline stages (empty without PP), for kernels.csv.
-  std::vector<const hw::PipelineLink*> pipeline_links() const {
-    std::vector<const hw::PipelineLink*> out;
-    for (const auto& l : pp_links_) out.push_back(l.get());
-    return out;
-  }
+  std::vector<const hw::PipelineLink*> pipeline_links() const;
 
  private:
   void source_loop();
@@ -105,31 +102,22 @@ class Simulation {
   // Speculative decoding's counters summed over the replicas (enabled false without it).
   serving::SpecDecodeStats spec_decode_stats() const;
  private:
-  // Prefill/decode disaggregation (app/pd_simulation.cpp): both pools' replicas, GPUs and hosts
-  // go into the vectors below (prefill first); pd_ holds the rest.
+  // Prefill/decode disaggregation (app/pd_simulation.cpp): both pools' replica modules go into
+  // replicas_ (prefill first); pd_ holds the rest.
   void elaborate_disaggregated(PdPlan plan, const PdElabInputs& in);
   void enable_disaggregated_trace(util::TraceRecorder* trace);
   std::unique_ptr<PdParts> pd_;  // null: one pool
-  std::vector<int> bind_stage_gpus(const std::string& name, int first_device, const hw::GpuRegistry::Entry& gpu_entry,
-                                   const config::Params& gpu_p, hw::HostCpu& host);
-
   std::string name_;
   std::uint64_t seed_ = 0;
   std::string output_dir_;
   double price_per_gpu_hour_ = 0;
   std::unique_ptr<sim::Environment> env_;
-  std::vector<std::unique_ptr<proto::KernelStatsTable>> gpu_stats_;  // outlive the GPUs reporting to them
-  std::vector<std::unique_ptr<hw::GpuModule>> gpus_;
-  // Replica i, pipeline stage s owns GPUs [(i*pp + s)*tp, (i*pp + s + 1)*tp), behind a TpGroup
-  // on the fabric when tp > 1; hosts_[i*pp + s] is its worker, tp_groups_[i*pp + s] its group.
   int tp_ = 1;
   int pp_ = 1;
   std::unique_ptr<hw::InterconnectParts> interconnect_;  // hardware.interconnect (tp or pp > 1)
   hw::FabricModule* fabric_ = nullptr;                    // interconnect_'s, when it is the built-in fabric
-  std::vector<std::unique_ptr<hw::TpGroup>> tp_groups_;
-  std::vector<std::unique_ptr<hw::HostCpu>> hosts_;
-  std::vector<std::unique_ptr<hw::PipelineLink>> pp_links_;  // replica i: [i*(pp-1), (i+1)*(pp-1))
-  std::vector<std::unique_ptr<serving::Replica>> replicas_;
+  std::vector<std::unique_ptr<ReplicaModule>> replicas_;
+  tree::ModuleRegistry modules_;
   std::unique_ptr<serving::Workload> workload_;
   std::unique_ptr<serving::Router> router_;
   serving::MetricsRecorder metrics_;
