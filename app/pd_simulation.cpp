@@ -242,10 +242,6 @@ void Simulation::elaborate_disaggregated(PdPlan plan, const PdElabInputs& in) {
       *env_, std::move(settings), std::move(members[0]), std::move(members[1]),
       pd.plan.prefill.router_entry->make({pd.plan.prefill.router_p}),
       pd.plan.decode.router_entry->make({pd.plan.decode.router_p}), *pd.link, metrics_);
-  if (workload_->max_concurrency() > 0) {
-    completions_ = std::make_unique<sim::Store<int>>(*env_);
-    pd.coordinator->set_on_finish([this](serving::Request&) { completions_->put(1); });
-  }
 }
 
 void Simulation::enable_disaggregated_trace(util::TraceRecorder* t) {
@@ -256,9 +252,9 @@ void Simulation::enable_disaggregated_trace(util::TraceRecorder* t) {
     stage.host().set_trace(t, t->track(rname, "host (prepare / launch / wait / finish)"));
     replica->engine().set_trace(t, t->track(rname, "requests"));
     for (int r = 0; r < stage.tp(); ++r) {
-      hw::GpuModule& gpu = stage.gpu(r);
+      const hw::GpuModule& gpu = stage.gpu(r);
       const std::string process = rname + " gpu" + std::to_string(r) + " (device " + std::to_string(gpu.device_id()) + ")";
-      gpu.set_trace(t, process);
+      stage.gpu_trace(r).attach(t, process);
       t->track(process, "stream 0");
     }
     if (hw::TpGroup* group = stage.tp_group())

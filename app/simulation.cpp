@@ -156,34 +156,6 @@ void check_parallel(const kernels::ModelConfig& model, kernels::DType wdt, kerne
   }
 }
 
-// A request longer than a replica's whole KV cache can never run: a workload error, reported
-// with the numbers (the replica's own check would be an internal failure).
-void check_fits(const serving::Request& r, const serving::Replica& replica, const config::SourceMark& mark,
-                const char* cache_key) {
-  const serving::BatchScheduler& scheduler = replica.scheduler();
-  const std::int64_t whole = scheduler.whole_step_tokens(r);
-  if (whole > scheduler.max_num_batched_tokens())
-    throw config::ConfigError(mark, "workload",
-                              "request " + std::to_string(r.id) + " has " + std::to_string(r.prompt_tokens) +
-                                  " prompt + " + std::to_string(r.output_tokens) + " output tokens: without chunked "
-                                  "prefill one step must hold " + std::to_string(whole) +
-                                  " of them (a prompt, or a preempted request's recompute), but "
-                                  "engine.max_num_batched_tokens is " +
-                                  std::to_string(scheduler.max_num_batched_tokens()) +
-                                  ": raise it (vLLM: >= max_model_len), cap the lengths or enable chunked prefill");
-  const serving::KvBlockManager& kv = replica.kv();
-  const std::int64_t needed = kv.blocks_for(r.prompt_tokens + r.output_tokens);
-  if (needed <= kv.num_blocks()) return;
-  throw config::ConfigError(mark, "workload",
-                            "request " + std::to_string(r.id) + " has " + std::to_string(r.prompt_tokens) +
-                                " prompt + " + std::to_string(r.output_tokens) + " output tokens and needs " +
-                                std::to_string(needed) + " KV blocks, but a replica's KV cache holds " +
-                                std::to_string(kv.num_blocks()) + " (" +
-                                std::to_string(kv.num_blocks() * kv.block_size()) +
-                                " tokens): shorten the requests or give the model more memory (GPU memory, "
-                                "parallel.tp, " + std::string(cache_key) + ")");
-}
-
 // cache.host_kv_bytes > 0: the KV manager's host tier (as many whole blocks as the bytes per GPU
 // hold) and its link; a zero bytes_per_block in the result means no tier.
 serving::HostKvLinkConfig host_kv_tier(serving::KvBlockManager& kv, const config::Params& cache_p,
@@ -567,7 +539,11 @@ Simulation::Simulation(config::Document& scenario) {
     elaborate_disaggregated(std::move(*pd_plan),
                             PdElabInputs{ic_entry, ic_p ? &*ic_p : nullptr, topology, &host_entry, &host_p, &sched_entry,
                                          &engine_p, &cache_p, &model_p, model, weight_dtype, kv_dtype});
-    env_->process([this] { source_loop(); }, "request_source");
+    serving::PdCoordinator* coordinator = pd_->coordinator.get();
+    source_ = std::make_unique<serving::RequestSource>(*env_, *workload_, source_settings(), engines(), nullptr,
+                                                       [coordinator](serving::Request* r) { coordinator->submit(r); });
+    if (workload_->max_concurrency() > 0)
+      coordinator->set_on_finish([this](serving::Request&) { source_->finished(); });
     return;
   }
   if (tp_ > 1 || pp_ > 1) {  // unbound sockets are errors
@@ -635,11 +611,25 @@ Simulation::Simulation(config::Document& scenario) {
     replicas_.push_back(std::make_unique<ReplicaModule>(("replica" + std::to_string(i)).c_str(), build));
     replicas_.back()->register_in(modules_);
   }
-  if (workload_->max_concurrency() > 0) {
-    completions_ = std::make_unique<sim::Store<int>>(*env_);
-    for (auto& replica : replicas_) replica->engine().set_on_finish([this](serving::Request&) { completions_->put(1); });
-  }
-  env_->process([this] { source_loop(); }, "request_source");
+  source_ = std::make_unique<serving::RequestSource>(*env_, *workload_, source_settings(), engines(), router_.get());
+  if (workload_->max_concurrency() > 0)
+    for (auto& replica : replicas_) replica->engine().set_on_finish([this](serving::Request&) { source_->finished(); });
+}
+
+serving::RequestSourceSettings Simulation::source_settings() const {
+  serving::RequestSourceSettings s;
+  s.max_model_len = max_model_len_;
+  s.max_model_len_given = max_model_len_given_;
+  s.reject_long_requests = reject_long_requests_;
+  s.workload_mark = workload_mark_;
+  s.kv_sizing_key = kv_sizing_key_;
+  return s;
+}
+
+std::vector<serving::Replica*> Simulation::engines() {
+  std::vector<serving::Replica*> out;
+  for (auto& replica : replicas_) out.push_back(&replica->engine());
+  return out;
 }
 
 std::vector<const hw::GpuModule*> Simulation::gpus() const {
@@ -663,68 +653,6 @@ std::vector<const hw::PipelineLink*> Simulation::pipeline_links() const {
   for (const auto& replica : replicas_)
     for (int s = 0; s < replica->num_links(); ++s) out.push_back(&replica->link(s));
   return out;
-}
-
-void Simulation::source_loop() {
-  std::vector<serving::ReplicaLoad> loads(replicas_.size());
-  const std::int64_t concurrency = workload_->max_concurrency();
-  std::int64_t in_flight = 0;
-  for (;;) {
-    if (concurrency > 0) {  // closed loop: wait for a free slot, then send at once
-      while (completions_->try_get()) --in_flight;
-      while (in_flight >= concurrency) {
-        completions_->get();
-        --in_flight;
-      }
-      if (workload_->duration_s() > 0 && env_->now_seconds() > workload_->duration_s()) break;
-    }
-    auto spec = workload_->next();
-    if (!spec) break;
-    // As vLLM's OpenAI server: a request whose prompt + max_tokens exceed the context length is
-    // rejected. A trace's are counted; a generated workload's lengths are the scenario's choice
-    // (an error, after the KV-capacity check so that a request too long for both names memory).
-    const bool too_long = spec->prompt_tokens + spec->output_tokens > max_model_len_;
-    if (too_long && reject_long_requests_) {
-      ++context_rejected_;
-      continue;
-    }
-    if (concurrency == 0) {
-      const double wait = spec->arrival_s - env_->now_seconds();
-      if (wait > 0) env_->hold(sim::seconds(wait));
-    }
-    serving::Request& r = requests_.emplace_back();
-    r.id = static_cast<std::uint64_t>(submitted_++);
-    r.arrival_s = env_->now_seconds();
-    r.prompt_tokens = spec->prompt_tokens;
-    r.output_tokens = spec->output_tokens;
-    r.prefix_group = spec->prefix_group;
-    r.group_tokens = spec->group_tokens;
-    r.prompt_ids = spec->prompt_ids;
-    if (pd_) {  // disaggregation: the coordinator routes it through both pools
-      check_fits(r, replicas_.back()->engine(), workload_mark_, kv_sizing_key_);  // a decode replica holds it whole
-      if (too_long)
-        throw config::ConfigError(workload_mark_, "workload",
-                                  "request " + std::to_string(r.id) + " is longer than the context length " +
-                                      std::to_string(max_model_len_) + ": cap the workload's lengths");
-      pd_->coordinator->submit(&r);
-      ++in_flight;
-      continue;
-    }
-    for (std::size_t i = 0; i < replicas_.size(); ++i) loads[i].outstanding = replicas_[i]->engine().outstanding();
-    const std::size_t target = router_->route(r, loads);
-    check_fits(r, replicas_.at(target)->engine(), workload_mark_, kv_sizing_key_);
-    if (too_long)
-      throw config::ConfigError(
-          workload_mark_, "workload",
-          "request " + std::to_string(r.id) + " has " + std::to_string(r.prompt_tokens) + " prompt + " +
-              std::to_string(r.output_tokens) + " output tokens = " + std::to_string(r.prompt_tokens + r.output_tokens) +
-              ", longer than the context length " + std::to_string(max_model_len_) + " (" +
-              (max_model_len_given_ ? "engine.max_model_len" : "the model's max_position_embeddings") +
-              "): cap the workload's lengths (e.g. prompt_max / output_max) or use a longer-context model");
-    r.replica = static_cast<std::int64_t>(target);
-    replicas_.at(target)->engine().submit(&r);
-    ++in_flight;
-  }
 }
 
 void Simulation::run() {
@@ -759,9 +687,10 @@ void Simulation::enable_trace(const util::TraceOptions& options) {
     for (std::size_t st = 0; st < pp; ++st) {
       const std::string sname = pp > 1 ? rname + " stage" + std::to_string(st) : rname;
       for (std::size_t r = 0; r < tp; ++r) {
-        hw::GpuModule& gpu = replicas_[i]->stage(static_cast<int>(st)).gpu(static_cast<int>(r));
+        StageModule& stage = replicas_[i]->stage(static_cast<int>(st));
+        const hw::GpuModule& gpu = stage.gpu(static_cast<int>(r));
         const std::string process = sname + " gpu" + std::to_string(r) + " (device " + std::to_string(gpu.device_id()) + ")";
-        gpu.set_trace(t, process);
+        stage.gpu_trace(static_cast<int>(r)).attach(t, process);
         t->track(process, "stream 0");  // created now so the processes appear in this order
       }
       if (tp_ > 1) replicas_[i]->stage(static_cast<int>(st)).tp_group()->set_trace(t, t->track(sname + " TP collectives", "collectives over " + topology_name_));
@@ -802,7 +731,7 @@ nlohmann::json Simulation::report() const {
   j["seed"] = seed_;
   j["model"] = model_name_;
   j["gpu"] = gpu_name_;
-  j["submitted"] = submitted_;
+  j["submitted"] = source_->submitted();
   std::uint64_t preemptions = 0;
   for (const auto& r : replicas_) preemptions += r->engine().stats().preemptions;
   j["engine_steps"] = total_steps();
@@ -887,9 +816,9 @@ void Simulation::add_utilization_report(nlohmann::json& j) const {
 // --- Context length and speculative decoding (present only when configured or when a request
 // was rejected, so that other scenarios' summaries are unchanged). ---
 void Simulation::add_context_and_spec_report(nlohmann::json& j) const {
-  if (max_model_len_given_ || context_rejected_ > 0) {
+  if (max_model_len_given_ || source_->context_rejected() > 0) {
     j["max_model_len"] = max_model_len_;
-    j["context_length_rejected_requests"] = context_rejected_;
+    j["context_length_rejected_requests"] = source_->context_rejected();
   }
   if (!spec_decode_) return;
   const serving::SpecDecodeStats s = spec_decode_stats();

@@ -28,6 +28,7 @@
 #include "serving/metrics_recorder.hpp"
 #include "serving/memory_plan.hpp"
 #include "serving/replica.hpp"
+#include "serving/request_source.hpp"
 #include "serving/router.hpp"
 #include "serving/speculative.hpp"
 #include "serving/workload.hpp"
@@ -76,7 +77,7 @@ class Simulation {
   std::uint64_t total_steps() const;
   std::uint64_t total_kernels() const;
   // Every request submitted, in arrival order (unfinished ones have finish_s < 0).
-  const std::deque<serving::Request>& requests() const { return requests_; }
+  const std::deque<serving::Request>& requests() const { return source_->requests(); }
   // The module tree: replica i (replica<i>, or prefill<i> / decode<i> with disaggregation,
   // prefill first) with its stages, GPUs, TP groups, links and engine (app/replica_module.hpp).
   const std::vector<std::unique_ptr<ReplicaModule>>& replicas() const { return replicas_; }
@@ -94,7 +95,8 @@ class Simulation {
   std::vector<const hw::PipelineLink*> pipeline_links() const;
 
  private:
-  void source_loop();
+  serving::RequestSourceSettings source_settings() const;
+  std::vector<serving::Replica*> engines();
   void add_prefix_cache_report(nlohmann::json& j) const;
   void add_utilization_report(nlohmann::json& j) const;
   void add_context_and_spec_report(nlohmann::json& j) const;
@@ -123,12 +125,10 @@ class Simulation {
   serving::MetricsRecorder metrics_;
   serving::MemoryPlan memory_;
   std::string model_name_, gpu_name_, topology_name_;
-  std::deque<serving::Request> requests_;
-  std::int64_t submitted_ = 0;
-  std::unique_ptr<sim::Store<int>> completions_;
+  std::unique_ptr<serving::RequestSource> source_;  // the request_source process (serving/request_source.hpp)
   std::unique_ptr<util::TraceRecorder> trace_;
   config::SourceMark workload_mark_;  // where the workload section is, for errors found while running
-  const char* kv_sizing_key_ = "cache.gpu_memory_utilization";  // the key that sized the KV cache, for errors
+  std::string kv_sizing_key_ = "cache.gpu_memory_utilization";  // the key that sized the KV cache, for errors
   std::int64_t expected_requests_ = 0;  // closed-loop workloads: one item per finished request
   // Summarised once after run(): the percentiles sort every latency (millions of ITLs).
   mutable std::optional<serving::BenchmarkSummary> summary_;
@@ -137,7 +137,6 @@ class Simulation {
   std::int64_t max_model_len_ = 0;
   bool max_model_len_given_ = false;  // engine.max_model_len set (reported in summary.json)
   bool reject_long_requests_ = false;  // trace workloads: reject; others: a workload error
-  std::int64_t context_rejected_ = 0;
   std::optional<serving::SpecDecodeConfig> spec_decode_;  // engine.speculative
 };
 

@@ -15,8 +15,12 @@ StageModule::StageModule(const sc_core::sc_module_name& name, const StageBuild& 
   for (int r = 0; r < build.tp; ++r) {
     stats_.push_back(std::make_unique<proto::KernelStatsTable>());
     proto::KernelStatsTable& stats = *stats_.back();
-    gpus_.push_back(build.gpu_entry->make({"gpu" + std::to_string(r), build.first_device + r, *build.gpu_p, &stats}));
+    traces_.push_back(std::make_unique<KernelTraceWriter>());
+    KernelTraceWriter& trace = *traces_.back();
+    gpus_.push_back(
+        build.gpu_entry->make({"gpu" + std::to_string(r), build.first_device + r, *build.gpu_p, &stats, &trace}));
     gpus_.back()->set_stats_sink(stats);
+    gpus_.back()->set_trace_sink(&trace);
     ranks.push_back(gpus_.back().get());
     devices_.push_back(build.first_device + r);
   }
