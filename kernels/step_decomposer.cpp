@@ -5,6 +5,7 @@
 #include "kernels/moe.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -444,6 +445,12 @@ void place_dense_layers(const ModelConfig& model, const std::vector<Kernel>& den
   stage.num_layers = range.count() - dense;
 }
 
+// Process-wide, so that no two refills of any StepKernels share a version.
+std::uint64_t next_version() {
+  static std::atomic<std::uint64_t> last{0};
+  return last.fetch_add(1, std::memory_order_relaxed) + 1;
+}
+
 }  // namespace
 
 void dp_rank_batch(const StepBatch& batch, const std::vector<std::int64_t>* decode_queries, int ranks, StepBatch& out,
@@ -517,6 +524,8 @@ void build_step(const ModelConfig& model, const StepBatch& batch, const std::vec
                 DType weight_dtype, DType kv_dtype, const ParallelConfig& parallel, StepKernels& out,
                 std::vector<Kernel>* dense_layer) {
   if (dense_layer != nullptr) dense_layer->clear();
+  out.version = next_version();
+  out.base = 0;
   model.validate();
   check_parallel(model, parallel);
 
@@ -616,6 +625,10 @@ const StepKernels& StepDecomposer::decompose(const StepBatch& batch, const std::
               model_.weight_element_bytes(weight_dtype_), phase_, model_.weight_block(weight_dtype_)};
     emit_attention(e, model_, parallel_.tp, sums, kv_dtype_);
     std::copy(attention_.begin(), attention_.end(), out_.per_layer.begin() + static_cast<std::ptrdiff_t>(attention_begin_));
+    out_.base = out_.version;
+    out_.version = next_version();
+    out_.changed_begin = attention_begin_;
+    out_.changed_end = attention_end_;
     return out_;
   }
   tokens_ = 0;  // no reuse after a throw
@@ -643,6 +656,7 @@ void decompose_stages(const ModelConfig& model, const StepBatch& batch, DType we
     if (!dense.empty()) place_dense_layers(model, dense, pp_stage_layers(model.num_layers, 0, 1), first);
     return;
   }
+  first.version = next_version();  // its post list moves to the last stage
   StepKernels& last = out.back();
   last.post.swap(first.post);
   first.post.clear();
@@ -650,6 +664,8 @@ void decompose_stages(const ModelConfig& model, const StepBatch& batch, DType we
   for (int s = 0; s < parallel.pp; ++s) {
     StepKernels& stage = out[static_cast<std::size_t>(s)];
     if (s > 0) {
+      stage.version = next_version();
+      stage.base = 0;
       stage.pre.clear();
       stage.per_layer = first.per_layer;
       if (s < parallel.pp - 1) stage.post.clear();

@@ -88,8 +88,8 @@ void decompose_step(const ModelConfig& model, const StepBatch& batch, const std:
 
 // decompose_step over a run's consecutive steps for one model and configuration. A step with
 // the same token count, sampled rows and phase as the previous one has the same kernels except
-// attention (the context lengths move), so only those are rebuilt: a decode-heavy run does not
-// rebuild its GEMMs.
+// attention (the context lengths move), so only those are rebuilt, and reported as the only
+// change (StepKernels::base): a decode-heavy run then neither rebuilds nor compares its GEMMs.
 class StepDecomposer {
  public:
   StepDecomposer(ModelConfig model, DType weight_dtype, DType kv_dtype, ParallelConfig parallel = {});

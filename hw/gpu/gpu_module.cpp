@@ -39,10 +39,13 @@ void GpuModule::b_transport(tlm::tlm_generic_payload& payload, sc_core::sc_time&
       return;
     }
     if (st->collective_times.empty()) {
-      if (has_collective(st->kernels)) {
+      // A step whose only change since a checked one is attention has no collective either.
+      const kernels::StepKernels& step = st->kernels;
+      if ((step.base == 0 || step.base != no_collective_version_) && has_collective(step)) {
         payload.set_response_status(tlm::TLM_COMMAND_ERROR_RESPONSE);  // only a TP group can time them
         return;
       }
+      no_collective_version_ = step.version;
     }
     launch_step(*st, issue);
   } else if (auto* s = payload.get_extension<proto::Synchronize>()) {
@@ -184,10 +187,16 @@ bool GpuModule::same_shape(const kernels::Kernel& a, const kernels::Kernel& b) {
 // statistics are exact integer sums, so kernels.csv is identical too.
 void GpuModule::launch_step(proto::StepLaunch& st, const sc_core::sc_time& issue_time) {
   const kernels::StepKernels& step = st.kernels;
-  // Kernels equal to those priced last step keep their prices (price_one compares contents).
-  price(step.pre, pre_, st.collective_times);
-  price(step.per_layer, layer_, st.collective_times);
-  price(step.post, post_, st.collective_times);
+  if (step.base != 0 && step.base == priced_version_ && reuses_kernel_costs()) {
+    // Only per_layer[changed_begin, changed_end) differ from the kernels priced last time.
+    for (std::size_t i = step.changed_begin; i < step.changed_end; ++i)
+      price_one(step.per_layer[i], layer_[i], true, st.collective_times);
+  } else {
+    price(step.pre, pre_, st.collective_times);
+    price(step.per_layer, layer_, st.collective_times);
+    price(step.post, post_, st.collective_times);
+  }
+  priced_version_ = step.version;
   if (!st.collective_times.empty() && has_collective(step)) {
     launch_step_with_collectives(st, issue_time);
   } else {

@@ -118,6 +118,8 @@ class GpuModule : public sc_core::sc_module {
   proto::KernelTraceSink* trace_ = nullptr;
   tsl::robin_map<SlotKey, StatsSlots, SlotKeyHash> slots_;
   std::vector<PricedKernel> pre_, layer_, post_;  // launch_step scratch: no allocation per step
+  std::uint64_t priced_version_ = 0;               // the StepKernels::version they hold (0: none)
+  std::uint64_t no_collective_version_ = 0;        // a StepKernels::version checked to hold no collective
   std::vector<CollectiveShare> layer_tally_;       // launch_step_with_collectives scratch
 };
 

@@ -18,6 +18,25 @@ sc_core::sc_time after_transport(const sc_core::sc_time& before, const sc_core::
   const sc_core::sc_time at = now + returned;
   return at > before ? returned : before - now;
 }
+// The step into the pooled extension (ours: targets read it), whose vectors keep their capacity.
+// When the extension still holds the step's base version (the decomposer's change report), only
+// the kernels that moved are copied: consecutive steps mostly differ in attention alone.
+void copy_step(const kernels::StepKernels& step, kernels::StepKernels& out) {
+  const bool incremental = step.base != 0 && out.version == step.base && out.per_layer.size() == step.per_layer.size();
+  if (!incremental) {
+    out = step;
+    return;
+  }
+  std::copy(step.per_layer.begin() + static_cast<std::ptrdiff_t>(step.changed_begin),
+            step.per_layer.begin() + static_cast<std::ptrdiff_t>(step.changed_end),
+            out.per_layer.begin() + static_cast<std::ptrdiff_t>(step.changed_begin));
+  out.num_layers = step.num_layers;
+  out.version = step.version;
+  out.base = step.base;
+  out.changed_begin = step.changed_begin;
+  out.changed_end = step.changed_end;
+}
+
 void set_request_ids(std::vector<std::uint64_t>& out, const std::vector<std::uint64_t>* ids) {
   if (ids == nullptr)
     out.clear();
@@ -39,7 +58,7 @@ bool HostCpu::launch_step(const kernels::StepKernels& step, std::uint64_t step_i
                           sc_core::sc_time& local) {
   proto::PooledPayload payload(step_pool_);
   auto& ext = proto::PayloadPool::extension<proto::StepLaunch>(*payload);
-  ext.kernels = step;  // a plain copy into the pooled extension, whose vectors keep their capacity
+  copy_step(step, ext.kernels);
   ext.launch_overhead = per_kernel;
   ext.stream = 0;
   ext.step = step_id;

@@ -272,6 +272,7 @@ TEST(ExpertParallel, StepDecomposerRebuildsModelsWithDenseLayers) {
   b.decode_contexts = {1100, 1200};
   const StepKernels& k = dec.decompose(b);
   EXPECT_DOUBLE_EQ(find(k.pre, "attention_decode").bytes - first, 2000.0 * 576 * 2);
+  EXPECT_EQ(k.base, 0u);
 }
 
 TEST(ExpertParallel, PipelineStagesCarryTheirOwnDenseLayers) {
@@ -309,6 +310,7 @@ TEST(Mla, DecodeStepsReuseTheirKernelsWithTheLatentAttention) {
   dec.decompose(b);
   b.decode_contexts = {30, 50};
   const StepKernels& k = dec.decompose(b);
+  EXPECT_NE(k.base, 0u);
   const Kernel fresh = find(decompose_step(m, b, DType::BF16, DType::BF16, {2, 1}).per_layer, "attention_decode");
   EXPECT_DOUBLE_EQ(find(k.per_layer, "attention_decode").bytes, fresh.bytes);
   // 2 heads per rank: latents (64 + 16) x 2 B for 80 keys, Q 2 x 80 and O 2 x 64 per query, 2 new latents.

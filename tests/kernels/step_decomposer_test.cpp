@@ -316,9 +316,7 @@ std::pair<std::size_t, std::size_t> attention_range(const std::vector<Kernel>& l
   return {begin, end};
 }
 
-// Every refill, on the reuse path (only attention rebuilt) or not, equals a fresh decomposition:
-// StepKernels is a plain value, with no change report for consumers to trust.
-TEST(IncrementalStepDecomposer, MatchesDecomposeStepAfterEveryRefill) {
+TEST(IncrementalStepDecomposer, MatchesDecomposeStepAndReportsOnlyAttentionChanges) {
   const ParallelConfig tp2{2, 1};
   StepDecomposer decomposer(llama2_7b(), DType::BF16, DType::FP8, tp2);
   StepBatch decode;
@@ -336,24 +334,37 @@ TEST(IncrementalStepDecomposer, MatchesDecomposeStepAfterEveryRefill) {
 
   const StepKernels& first = decomposer.decompose(decode);
   expect_same_step(first, decompose_step(llama2_7b(), decode, DType::BF16, DType::FP8, tp2));
+  EXPECT_EQ(first.base, 0u);  // nothing to compare with
+  std::uint64_t previous = first.version;
 
   const StepKernels& second = decomposer.decompose(longer);
   expect_same_step(second, decompose_step(llama2_7b(), longer, DType::BF16, DType::FP8, tp2));
+  EXPECT_EQ(second.base, previous);
+  EXPECT_GT(second.version, previous);
   const auto decode_attention = attention_range(second.per_layer);
   EXPECT_EQ(decode_attention.second - decode_attention.first, 1u);
+  EXPECT_EQ(second.changed_begin, decode_attention.first);
+  EXPECT_EQ(second.changed_end, decode_attention.second);
+  previous = second.version;
 
   // The same token count but another phase: mixed batches have other kernels (two attentions).
   const StepKernels& third = decomposer.decompose(mixed);
   expect_same_step(third, decompose_step(llama2_7b(), mixed, DType::BF16, DType::FP8, tp2));
+  EXPECT_EQ(third.base, 0u);
+  previous = third.version;
 
   const StepKernels& fourth = decomposer.decompose(mixed_moved);
   expect_same_step(fourth, decompose_step(llama2_7b(), mixed_moved, DType::BF16, DType::FP8, tp2));
+  EXPECT_EQ(fourth.base, previous);
   const auto mixed_attention = attention_range(fourth.per_layer);
   EXPECT_EQ(mixed_attention.second - mixed_attention.first, 2u);
+  EXPECT_EQ(fourth.changed_begin, mixed_attention.first);
+  EXPECT_EQ(fourth.changed_end, mixed_attention.second);
 
   // Another token count: every GEMM changes.
   const StepKernels& fifth = decomposer.decompose(bigger);
   expect_same_step(fifth, decompose_step(llama2_7b(), bigger, DType::BF16, DType::FP8, tp2));
+  EXPECT_EQ(fifth.base, 0u);
 }
 
 TEST(IncrementalStepDecomposer, RejectsBadEntriesOnTheReusePathAndRebuildsAfterwards) {
@@ -374,6 +385,20 @@ TEST(IncrementalStepDecomposer, RejectsBadEntriesOnTheReusePathAndRebuildsAfterw
   next.decode_contexts = {11, 21};
   const StepKernels& after = decomposer.decompose(next);
   expect_same_step(after, decompose_step(llama2_7b(), next, DType::BF16, DType::BF16));
+}
+
+TEST(IncrementalStepDecomposer, VersionsAreUniqueAcrossDecomposers) {
+  StepBatch b;
+  b.decode_contexts = {10};
+  StepDecomposer one(llama2_7b(), DType::BF16, DType::BF16), two(llama2_7b(), DType::BF16, DType::BF16);
+  const std::uint64_t a = one.decompose(b).version;
+  const std::uint64_t c = two.decompose(b).version;
+  StepKernels plain;
+  decompose_step(llama2_7b(), b, DType::BF16, DType::BF16, {}, plain);
+  EXPECT_NE(a, c);
+  EXPECT_NE(plain.version, a);
+  EXPECT_NE(plain.version, c);
+  EXPECT_EQ(plain.base, 0u);
 }
 
 }  // namespace
