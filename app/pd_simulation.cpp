@@ -165,70 +165,55 @@ void Simulation::elaborate_disaggregated(PdPlan plan, const PdElabInputs& in) {
     const PdPoolPlan& pool = side == 0 ? pd.plan.prefill : pd.plan.decode;
     serving::MemoryPlan& memory = side == 0 ? pd.prefill_memory : pd.decode_memory;
     for (int i = 0; i < pool.replicas; ++i) {
-      const std::string rname = pool.name + std::to_string(i);
-      PdParts::ReplicaParts parts;
-      hosts_.push_back(std::make_unique<hw::HostCpu>((rname + "_host").c_str(), launch));
-      parts.host = hosts_.size() - 1;
-      hw::HostCpu& host = *hosts_.back();
-      std::vector<hw::GpuModule*> ranks;
-      std::vector<int> devices;
-      const int first = pool.first_device + i * pool.tp;
-      for (int r = 0; r < pool.tp; ++r) {
-        gpu_stats_.push_back(std::make_unique<proto::KernelStatsTable>());
-        proto::KernelStatsTable& stats = *gpu_stats_.back();
-        gpus_.push_back(pool.gpu_entry->make({rname + "_gpu" + std::to_string(r), first + r, pool.gpu_p, &stats}));
-        gpus_.back()->set_stats_sink(stats);
-        parts.gpus.push_back(gpus_.size() - 1);
-        ranks.push_back(gpus_.back().get());
-        devices.push_back(first + r);
-      }
-      if (pool.tp == 1) {
-        host.gpu_socket.bind(ranks.front()->socket);
-      } else {
-        tp_groups_.push_back(std::make_unique<hw::TpGroup>((rname + "_tp").c_str(), ranks));
-        parts.tp_group = static_cast<int>(tp_groups_.size()) - 1;
-        if (fabric_ != nullptr) fabric_->declare_group(tp_groups_.back()->device_ids());
-        interconnect_->bind(tp_groups_.back()->fabric_socket);
-        host.gpu_socket.bind(tp_groups_.back()->socket);
-      }
-      const kernels::GpuSpec& gpu = ranks.front()->spec();
-      if (i == 0) {
-        serving::MemoryInputs mem;
-        mem.gpu_memory_bytes = gpu.memory_bytes;
-        mem.gpu_memory_utilization = cache_p.number("gpu_memory_utilization");
-        mem.kv_free_memory_fraction = cache_p.number("kv_cache_free_memory_fraction");
-        mem.weight_dtype = in.weight_dtype;
-        mem.kv_dtype = in.kv_dtype;
-        mem.tp = pool.tp;
-        mem.block_size = cache_p.integer("block_size");
-        mem.max_num_batched_tokens =
-            engine_p.has("max_num_batched_tokens") ? engine_p.integer("max_num_batched_tokens") : 8192;
-        mem.max_num_seqs = engine_p.has("max_num_seqs") ? engine_p.integer("max_num_seqs") : 256;
-        try {
-          memory = serving::plan_memory(*in.model, mem);
-        } catch (const std::invalid_argument& e) {
-          throw config::ConfigError(pool.mark, "disaggregation." + pool.name,
-                                    "the " + pool.name + " pool (tp " + std::to_string(pool.tp) + " on " + gpu.name +
-                                        "): " + e.what());
+      // A pool's replica is the same module as one pool's: one stage (host, GPUs, TP group) and
+      // its engine; the KV cache is sized once per pool, from its first replica's GPU.
+      auto make_engine = [&, i, side](ReplicaModule& replica) {
+        const kernels::GpuSpec& gpu = replica.stage(0).gpu(0).spec();
+        if (i == 0) {
+          serving::MemoryInputs mem;
+          mem.gpu_memory_bytes = gpu.memory_bytes;
+          mem.gpu_memory_utilization = cache_p.number("gpu_memory_utilization");
+          mem.kv_free_memory_fraction = cache_p.number("kv_cache_free_memory_fraction");
+          mem.weight_dtype = in.weight_dtype;
+          mem.kv_dtype = in.kv_dtype;
+          mem.tp = pool.tp;
+          mem.block_size = cache_p.integer("block_size");
+          mem.max_num_batched_tokens =
+              engine_p.has("max_num_batched_tokens") ? engine_p.integer("max_num_batched_tokens") : 8192;
+          mem.max_num_seqs = engine_p.has("max_num_seqs") ? engine_p.integer("max_num_seqs") : 256;
+          try {
+            memory = serving::plan_memory(*in.model, mem);
+          } catch (const std::invalid_argument& e) {
+            throw config::ConfigError(pool.mark, "disaggregation." + pool.name,
+                                      "the " + pool.name + " pool (tp " + std::to_string(pool.tp) + " on " + gpu.name +
+                                          "): " + e.what());
+          }
+          (side == 0 ? pd.prefill_gpu : pd.decode_gpu) = gpu.name;
+          if (const kernels::DType gemm = kernels::gemm_compute_dtype(in.weight_dtype); !gpu.supports(gemm))
+            throw config::ConfigError(in.model_p->mark("dtype"), "model.dtype",
+                                      "GPU '" + gpu.name + "' of the " + pool.name + " pool has no " +
+                                          std::string(kernels::dtype_name(gemm)) + " tensor cores");
         }
-        (side == 0 ? pd.prefill_gpu : pd.decode_gpu) = gpu.name;
-        if (const kernels::DType gemm = kernels::gemm_compute_dtype(in.weight_dtype); !gpu.supports(gemm))
-          throw config::ConfigError(in.model_p->mark("dtype"), "model.dtype",
-                                    "GPU '" + gpu.name + "' of the " + pool.name + " pool has no " +
-                                        std::string(kernels::dtype_name(gemm)) + " tensor cores");
-      }
-      auto kv = std::make_unique<serving::KvBlockManager>(memory.kv_blocks, cache_p.integer("block_size"),
-                                                         cache_p.flag("enable_prefix_caching"));
-      serving::KvBlockManager* kv_ptr = kv.get();
-      serving::SchedulerArgs sched_args{engine_p, kv.get()};
-      auto scheduler = in.sched_entry->make(sched_args);
-      serving::ReplicaSpec spec{rname, *in.model, in.weight_dtype, in.kv_dtype, kernels::ParallelConfig{pool.tp, 1}};
-      serving::MetricsRecorder& recorder = side == 0 ? pd.prefill_metrics : metrics_;
-      replicas_.push_back(std::make_unique<serving::Replica>(*env_, spec, host, std::move(kv), std::move(scheduler),
-                                                             recorder));
-      replicas_.back()->set_host_overheads(overheads);
-      members[side].push_back({replicas_.back().get(), kv_ptr, devices});
-      pd.replicas.push_back(std::move(parts));
+        auto kv = std::make_unique<serving::KvBlockManager>(memory.kv_blocks, cache_p.integer("block_size"),
+                                                           cache_p.flag("enable_prefix_caching"));
+        serving::KvBlockManager* kv_ptr = kv.get();
+        serving::SchedulerArgs sched_args{engine_p, kv.get()};
+        auto scheduler = in.sched_entry->make(sched_args);
+        serving::ReplicaSpec spec{replica.basename(), *in.model, in.weight_dtype, in.kv_dtype,
+                                  kernels::ParallelConfig{pool.tp, 1}};
+        serving::MetricsRecorder& recorder = side == 0 ? pd.prefill_metrics : metrics_;
+        auto engine = std::make_unique<serving::Replica>(*env_, spec, replica.stage(0).host(), std::move(kv),
+                                                         std::move(scheduler), recorder);
+        engine->set_host_overheads(overheads);
+        members[side].push_back({engine.get(), kv_ptr, replica.stage(0).devices()});
+        return engine;
+      };
+      ReplicaBuild build;
+      build.stage = StageBuild{pool.tp, pool.first_device + i * pool.tp, pool.gpu_entry, &pool.gpu_p, launch,
+                               interconnect_.get()};
+      build.make_engine = make_engine;
+      replicas_.push_back(std::make_unique<ReplicaModule>((pool.name + std::to_string(i)).c_str(), build));
+      replicas_.back()->register_in(modules_);
     }
   }
   memory_ = pd.decode_memory;
@@ -257,30 +242,23 @@ void Simulation::elaborate_disaggregated(PdPlan plan, const PdElabInputs& in) {
       *env_, std::move(settings), std::move(members[0]), std::move(members[1]),
       pd.plan.prefill.router_entry->make({pd.plan.prefill.router_p}),
       pd.plan.decode.router_entry->make({pd.plan.decode.router_p}), *pd.link, metrics_);
-  if (workload_->max_concurrency() > 0) {
-    completions_ = std::make_unique<sim::Store<int>>(*env_);
-    pd.coordinator->set_on_finish([this](serving::Request&) { completions_->put(1); });
-  }
 }
 
 void Simulation::enable_disaggregated_trace(util::TraceRecorder* t) {
   PdParts& pd = *pd_;
-  for (std::size_t k = 0; k < replicas_.size(); ++k) {
-    const bool prefill = k < static_cast<std::size_t>(pd.plan.prefill.replicas);
-    const std::size_t i = prefill ? k : k - static_cast<std::size_t>(pd.plan.prefill.replicas);
-    const std::string rname = (prefill ? "prefill" : "decode") + std::to_string(i);
-    const PdParts::ReplicaParts& parts = pd.replicas[k];
-    hosts_[parts.host]->set_trace(t, t->track(rname, "host (prepare / launch / wait / finish)"));
-    replicas_[k]->set_trace(t, t->track(rname, "requests"));
-    for (std::size_t r = 0; r < parts.gpus.size(); ++r) {
-      hw::GpuModule& gpu = *gpus_[parts.gpus[r]];
+  for (auto& replica : replicas_) {
+    const std::string rname = replica->basename();  // prefill<i> / decode<i>
+    StageModule& stage = replica->stage(0);
+    stage.host().set_trace(t, t->track(rname, "host (prepare / launch / wait / finish)"));
+    replica->engine().set_trace(t, t->track(rname, "requests"));
+    for (int r = 0; r < stage.tp(); ++r) {
+      const hw::GpuModule& gpu = stage.gpu(r);
       const std::string process = rname + " gpu" + std::to_string(r) + " (device " + std::to_string(gpu.device_id()) + ")";
-      gpu.set_trace(t, process);
+      stage.gpu_trace(r).attach(t, process);
       t->track(process, "stream 0");
     }
-    if (parts.tp_group >= 0)
-      tp_groups_[static_cast<std::size_t>(parts.tp_group)]->set_trace(
-          t, t->track(rname + " TP collectives", "collectives over " + topology_name_));
+    if (hw::TpGroup* group = stage.tp_group())
+      group->set_trace(t, t->track(rname + " TP collectives", "collectives over " + topology_name_));
   }
   pd.link->set_trace(t, t->track("KV transfers", "prefill -> decode copies over " + topology_name_));
   if (fabric_) fabric_->set_trace(t, "links of " + topology_name_);
@@ -316,8 +294,8 @@ double mean(const std::vector<double>& xs) {
 
 }  // namespace
 
-nlohmann::json pd_report(const PdParts& pd, const std::vector<const hw::GpuModule*>& gpus,
-                         const std::vector<const serving::Replica*>& replicas, double duration_s) {
+nlohmann::json pd_report(const PdParts& pd, const std::vector<std::unique_ptr<ReplicaModule>>& replicas,
+                         double duration_s) {
   nlohmann::json out;
   const std::size_t num_prefill = static_cast<std::size_t>(pd.plan.prefill.replicas);
   for (int side = 0; side < 2; ++side) {
@@ -328,7 +306,7 @@ nlohmann::json pd_report(const PdParts& pd, const std::vector<const hw::GpuModul
     double kv_seconds = 0, kv_span = 0, kv_peak = 0, busy = 0;
     std::size_t num_gpus = 0;
     for (std::size_t k = begin; k < end; ++k) {
-      const serving::ReplicaStats& st = replicas[k]->stats();
+      const serving::ReplicaStats& st = replicas[k]->engine().stats();
       steps += st.steps;
       kernels += st.kernels;
       batches += st.batches;
@@ -337,8 +315,9 @@ nlohmann::json pd_report(const PdParts& pd, const std::vector<const hw::GpuModul
       kv_seconds += st.kv_usage_seconds;
       kv_span += st.kv_last_s;
       kv_peak = std::max(kv_peak, st.kv_usage_peak);
-      for (std::size_t g : pd.replicas[k].gpus) {
-        busy += gpus[g]->busy_seconds();
+      const StageModule& stage = replicas[k]->stage(0);
+      for (int r = 0; r < stage.tp(); ++r) {
+        busy += stage.gpu(r).busy_seconds();
         ++num_gpus;
       }
     }

@@ -28,6 +28,8 @@
 
 namespace ks::app {
 
+class ReplicaModule;
+
 config::Schema disaggregation_schema();
 config::Schema pd_pool_schema(const char* pool);
 
@@ -51,8 +53,8 @@ struct PdPlan {
   std::string placement;  // packed | split_nodes
 };
 
-// What a PD simulation holds beyond the Simulation's own vectors (which hold both pools'
-// replicas, GPUs and hosts, prefill first).
+// What a PD simulation holds beyond the Simulation's replica modules (both pools', prefill
+// first: prefill<i>, then decode<i>).
 struct PdParts {
   PdPlan plan;
   serving::MetricsRecorder prefill_metrics;  // the prefill side's one-token requests (not reported)
@@ -60,14 +62,6 @@ struct PdParts {
   std::unique_ptr<serving::PdCoordinator> coordinator;
   serving::MemoryPlan prefill_memory, decode_memory;
   std::string prefill_gpu, decode_gpu;
-  // Per replica (prefill first): its GPUs' indices in Simulation::gpus_, its host's index, its TP
-  // group's index in tp_groups_ (-1 without TP).
-  struct ReplicaParts {
-    std::vector<std::size_t> gpus;
-    std::size_t host = 0;
-    int tp_group = -1;
-  };
-  std::vector<ReplicaParts> replicas;
 };
 
 // What parse_disaggregation reads besides the section (resolved by the Simulation already).
@@ -108,7 +102,7 @@ struct PdElabInputs {
 std::string describe_disaggregation(const PdParts& pd, const std::string& model_name);
 
 // Per-pool and KV-transfer figures for summary.json ("disaggregation").
-nlohmann::json pd_report(const PdParts& pd, const std::vector<const hw::GpuModule*>& gpus,
-                         const std::vector<const serving::Replica*>& replicas, double duration_s);
+nlohmann::json pd_report(const PdParts& pd, const std::vector<std::unique_ptr<ReplicaModule>>& replicas,
+                         double duration_s);
 
 }  // namespace ks::app

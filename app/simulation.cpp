@@ -156,34 +156,6 @@ void check_parallel(const kernels::ModelConfig& model, kernels::DType wdt, kerne
   }
 }
 
-// A request longer than a replica's whole KV cache can never run: a workload error, reported
-// with the numbers (the replica's own check would be an internal failure).
-void check_fits(const serving::Request& r, const serving::Replica& replica, const config::SourceMark& mark,
-                const char* cache_key) {
-  const serving::BatchScheduler& scheduler = replica.scheduler();
-  const std::int64_t whole = scheduler.whole_step_tokens(r);
-  if (whole > scheduler.max_num_batched_tokens())
-    throw config::ConfigError(mark, "workload",
-                              "request " + std::to_string(r.id) + " has " + std::to_string(r.prompt_tokens) +
-                                  " prompt + " + std::to_string(r.output_tokens) + " output tokens: without chunked "
-                                  "prefill one step must hold " + std::to_string(whole) +
-                                  " of them (a prompt, or a preempted request's recompute), but "
-                                  "engine.max_num_batched_tokens is " +
-                                  std::to_string(scheduler.max_num_batched_tokens()) +
-                                  ": raise it (vLLM: >= max_model_len), cap the lengths or enable chunked prefill");
-  const serving::KvBlockManager& kv = replica.kv();
-  const std::int64_t needed = kv.blocks_for(r.prompt_tokens + r.output_tokens);
-  if (needed <= kv.num_blocks()) return;
-  throw config::ConfigError(mark, "workload",
-                            "request " + std::to_string(r.id) + " has " + std::to_string(r.prompt_tokens) +
-                                " prompt + " + std::to_string(r.output_tokens) + " output tokens and needs " +
-                                std::to_string(needed) + " KV blocks, but a replica's KV cache holds " +
-                                std::to_string(kv.num_blocks()) + " (" +
-                                std::to_string(kv.num_blocks() * kv.block_size()) +
-                                " tokens): shorten the requests or give the model more memory (GPU memory, "
-                                "parallel.tp, " + std::string(cache_key) + ")");
-}
-
 // cache.host_kv_bytes > 0: the KV manager's host tier (as many whole blocks as the bytes per GPU
 // hold) and its link; a zero bytes_per_block in the result means no tier.
 serving::HostKvLinkConfig host_kv_tier(serving::KvBlockManager& kv, const config::Params& cache_p,
@@ -567,7 +539,11 @@ Simulation::Simulation(config::Document& scenario) {
     elaborate_disaggregated(std::move(*pd_plan),
                             PdElabInputs{ic_entry, ic_p ? &*ic_p : nullptr, topology, &host_entry, &host_p, &sched_entry,
                                          &engine_p, &cache_p, &model_p, model, weight_dtype, kv_dtype});
-    env_->process([this] { source_loop(); }, "request_source");
+    serving::PdCoordinator* coordinator = pd_->coordinator.get();
+    source_ = std::make_unique<serving::RequestSource>(*env_, *workload_, source_settings(), engines(), nullptr,
+                                                       [coordinator](serving::Request* r) { coordinator->submit(r); });
+    if (workload_->max_concurrency() > 0)
+      coordinator->set_on_finish([this](serving::Request&) { source_->finished(); });
     return;
   }
   if (tp_ > 1 || pp_ > 1) {  // unbound sockets are errors
@@ -576,28 +552,12 @@ Simulation::Simulation(config::Document& scenario) {
   }
   const hw::LaunchPolicy launch = hw::launch_policy(host_p);
   const std::shared_ptr<const serving::HostOverheads> overheads = host_entry.make(host_p);  // fitted once
-  for (int i = 0; i < num_replicas; ++i) {
-    const std::string rname = "replica" + std::to_string(i);
-    std::vector<proto::StepExecutor*> stage_hosts;
-    std::vector<std::vector<int>> stage_devices;
-    for (int st = 0; st < pp_; ++st) {
-      const std::string sname = pp_ > 1 ? rname + "_stage" + std::to_string(st) : rname;
-      hosts_.push_back(std::make_unique<hw::HostCpu>((sname + "_host").c_str(), launch));
-      stage_hosts.push_back(hosts_.back().get());
-      stage_devices.push_back(bind_stage_gpus(sname, (i * pp_ + st) * tp_, gpu_entry, gpu_p, *hosts_.back()));
-    }
-    std::vector<proto::ActivationChannel*> links;
-    for (int st = 0; st + 1 < pp_; ++st) {
-      const std::string lname = rname + "_pp" + std::to_string(st) + "to" + std::to_string(st + 1);
-      pp_links_.push_back(std::make_unique<hw::PipelineLink>(lname.c_str(), stage_devices[st], stage_devices[st + 1]));
-      if (fabric_ != nullptr)
-        for (int r = 0; r < tp_; ++r) fabric_->declare_group({stage_devices[st][r], stage_devices[st + 1][r]});
-      interconnect_->bind(pp_links_.back()->fabric_socket);
-      links.push_back(pp_links_.back().get());
-    }
-
+  // The engine of each replica, made once its stages exist: the KV cache is sized by the memory
+  // plan of the replica's GPUs.
+  auto make_engine = [&](ReplicaModule& replica) {
+    const kernels::GpuSpec& gpu = replica.stage(0).gpu(0).spec();
     serving::MemoryInputs mem;
-    mem.gpu_memory_bytes = gpus_.back()->spec().memory_bytes;
+    mem.gpu_memory_bytes = gpu.memory_bytes;
     mem.gpu_memory_utilization = cache_p.number("gpu_memory_utilization");
     mem.kv_free_memory_fraction = cache_p.number("kv_cache_free_memory_fraction");
     if (mem.kv_free_memory_fraction > 0) kv_sizing_key_ = "cache.kv_cache_free_memory_fraction";
@@ -619,8 +579,8 @@ Simulation::Simulation(config::Document& scenario) {
       const std::string key = model_p.string("config").empty() ? "name" : "config";
       throw config::ConfigError(model_p.mark(key), "model." + key, e.what());
     }
-    gpu_name_ = gpus_.back()->spec().name;
-    if (const kernels::DType gemm = kernels::gemm_compute_dtype(weight_dtype); !gpus_.back()->spec().supports(gemm))
+    gpu_name_ = gpu.name;
+    if (const kernels::DType gemm = kernels::gemm_compute_dtype(weight_dtype); !gpu.supports(gemm))
       throw config::ConfigError(model_p.mark("dtype"), "model.dtype",
                                 "GPU '" + gpu_name_ + "' has no " + std::string(kernels::dtype_name(gemm)) +
                                     " tensor cores (no peak_" + std::string(kernels::dtype_name(gemm)) +
@@ -630,112 +590,69 @@ Simulation::Simulation(config::Document& scenario) {
     auto kv = std::make_unique<serving::KvBlockManager>(memory_.kv_blocks, mem.block_size,
                                                        cache_p.flag("enable_prefix_caching"));
     const serving::HostKvLinkConfig host_link =
-        host_kv_tier(*kv, cache_p, gpus_.back()->spec(), memory_.kv_bytes_per_token * static_cast<double>(mem.block_size));
+        host_kv_tier(*kv, cache_p, gpu, memory_.kv_bytes_per_token * static_cast<double>(mem.block_size));
     serving::SchedulerArgs sched_args{engine_p, kv.get()};
     auto scheduler = sched_entry.make(sched_args);
-    serving::ReplicaSpec spec{rname, *model, weight_dtype, kv_dtype, parallel};
-    replicas_.push_back(std::make_unique<serving::Replica>(*env_, spec, std::move(stage_hosts), std::move(links),
-                                                           std::move(kv), std::move(scheduler), metrics_));
-    replicas_.back()->set_host_overheads(overheads);
-    if (spec_decode_) replicas_.back()->set_speculative(*spec_decode_, seed_);
-    if (host_link.bytes_per_block > 0) replicas_.back()->set_host_kv_link(host_link);
+    serving::ReplicaSpec spec{replica.basename(), *model, weight_dtype, kv_dtype, parallel};
+    auto engine = std::make_unique<serving::Replica>(*env_, spec, replica.stage_executors(), replica.channels(),
+                                                     std::move(kv), std::move(scheduler), metrics_);
+    engine->set_host_overheads(overheads);
+    if (spec_decode_) engine->set_speculative(*spec_decode_, seed_);
+    if (host_link.bytes_per_block > 0) engine->set_host_kv_link(host_link);
+    return engine;
+  };
+  for (int i = 0; i < num_replicas; ++i) {
+    // Replica i's stage s starts at device (i*pp + s)*tp: a TP group stays inside a node when tp
+    // divides gpus_per_node, and consecutive stages sit on the next GPUs.
+    ReplicaBuild build;
+    build.pp = pp_;
+    build.stage = StageBuild{tp_, i * pp_ * tp_, &gpu_entry, &gpu_p, launch, interconnect_.get()};
+    build.make_engine = make_engine;
+    replicas_.push_back(std::make_unique<ReplicaModule>(("replica" + std::to_string(i)).c_str(), build));
+    replicas_.back()->register_in(modules_);
   }
-  if (workload_->max_concurrency() > 0) {
-    completions_ = std::make_unique<sim::Store<int>>(*env_);
-    for (auto& replica : replicas_) replica->set_on_finish([this](serving::Request&) { completions_->put(1); });
-  }
-  env_->process([this] { source_loop(); }, "request_source");
+  source_ = std::make_unique<serving::RequestSource>(*env_, *workload_, source_settings(), engines(), router_.get());
+  if (workload_->max_concurrency() > 0)
+    for (auto& replica : replicas_) replica->engine().set_on_finish([this](serving::Request&) { source_->finished(); });
 }
 
-// The GPUs of one stage of a replica (the whole replica without PP): device ids first_device ..
-// first_device+tp-1. Replica i's stage s starts at (i*pp + s)*tp, so a TP group stays inside a
-// node when tp divides gpus_per_node and consecutive stages sit on the next GPUs (as Ray packs
-// vLLM's workers, rank = pp_rank * tp + tp_rank). tp = 1 binds the host to its GPU directly.
-std::vector<int> Simulation::bind_stage_gpus(const std::string& name, int first_device,
-                                             const hw::GpuRegistry::Entry& gpu_entry, const config::Params& gpu_p,
-                                             hw::HostCpu& host) {
-  std::vector<hw::GpuModule*> ranks;
-  std::vector<int> devices;
-  for (int r = 0; r < tp_; ++r) {
-    // Each GPU reports its kernels to a table of its own (kernels.csv, GPU time).
-    gpu_stats_.push_back(std::make_unique<proto::KernelStatsTable>());
-    proto::KernelStatsTable& stats = *gpu_stats_.back();
-    gpus_.push_back(gpu_entry.make({name + "_gpu" + std::to_string(r), first_device + r, gpu_p, &stats}));
-    gpus_.back()->set_stats_sink(stats);
-    ranks.push_back(gpus_.back().get());
-    devices.push_back(first_device + r);
-  }
-  if (tp_ == 1) {
-    host.gpu_socket.bind(ranks.front()->socket);
-    return devices;
-  }
-  tp_groups_.push_back(std::make_unique<hw::TpGroup>((name + "_tp").c_str(), ranks));
-  if (fabric_ != nullptr) fabric_->declare_group(tp_groups_.back()->device_ids());  // its links may be its own (step launches)
-  interconnect_->bind(tp_groups_.back()->fabric_socket);
-  host.gpu_socket.bind(tp_groups_.back()->socket);
-  return devices;
+serving::RequestSourceSettings Simulation::source_settings() const {
+  serving::RequestSourceSettings s;
+  s.max_model_len = max_model_len_;
+  s.max_model_len_given = max_model_len_given_;
+  s.reject_long_requests = reject_long_requests_;
+  s.workload_mark = workload_mark_;
+  s.kv_sizing_key = kv_sizing_key_;
+  return s;
 }
 
-void Simulation::source_loop() {
-  std::vector<serving::ReplicaLoad> loads(replicas_.size());
-  const std::int64_t concurrency = workload_->max_concurrency();
-  std::int64_t in_flight = 0;
-  for (;;) {
-    if (concurrency > 0) {  // closed loop: wait for a free slot, then send at once
-      while (completions_->try_get()) --in_flight;
-      while (in_flight >= concurrency) {
-        completions_->get();
-        --in_flight;
-      }
-      if (workload_->duration_s() > 0 && env_->now_seconds() > workload_->duration_s()) break;
-    }
-    auto spec = workload_->next();
-    if (!spec) break;
-    // As vLLM's OpenAI server: a request whose prompt + max_tokens exceed the context length is
-    // rejected. A trace's are counted; a generated workload's lengths are the scenario's choice
-    // (an error, after the KV-capacity check so that a request too long for both names memory).
-    const bool too_long = spec->prompt_tokens + spec->output_tokens > max_model_len_;
-    if (too_long && reject_long_requests_) {
-      ++context_rejected_;
-      continue;
-    }
-    if (concurrency == 0) {
-      const double wait = spec->arrival_s - env_->now_seconds();
-      if (wait > 0) env_->hold(sim::seconds(wait));
-    }
-    serving::Request& r = requests_.emplace_back();
-    r.id = static_cast<std::uint64_t>(submitted_++);
-    r.arrival_s = env_->now_seconds();
-    r.prompt_tokens = spec->prompt_tokens;
-    r.output_tokens = spec->output_tokens;
-    r.prefix_group = spec->prefix_group;
-    r.group_tokens = spec->group_tokens;
-    r.prompt_ids = spec->prompt_ids;
-    if (pd_) {  // disaggregation: the coordinator routes it through both pools
-      check_fits(r, *replicas_.back(), workload_mark_, kv_sizing_key_);  // a decode replica holds it whole
-      if (too_long)
-        throw config::ConfigError(workload_mark_, "workload",
-                                  "request " + std::to_string(r.id) + " is longer than the context length " +
-                                      std::to_string(max_model_len_) + ": cap the workload's lengths");
-      pd_->coordinator->submit(&r);
-      ++in_flight;
-      continue;
-    }
-    for (std::size_t i = 0; i < replicas_.size(); ++i) loads[i].outstanding = replicas_[i]->outstanding();
-    const std::size_t target = router_->route(r, loads);
-    check_fits(r, *replicas_.at(target), workload_mark_, kv_sizing_key_);
-    if (too_long)
-      throw config::ConfigError(
-          workload_mark_, "workload",
-          "request " + std::to_string(r.id) + " has " + std::to_string(r.prompt_tokens) + " prompt + " +
-              std::to_string(r.output_tokens) + " output tokens = " + std::to_string(r.prompt_tokens + r.output_tokens) +
-              ", longer than the context length " + std::to_string(max_model_len_) + " (" +
-              (max_model_len_given_ ? "engine.max_model_len" : "the model's max_position_embeddings") +
-              "): cap the workload's lengths (e.g. prompt_max / output_max) or use a longer-context model");
-    r.replica = static_cast<std::int64_t>(target);
-    replicas_.at(target)->submit(&r);
-    ++in_flight;
-  }
+std::vector<serving::Replica*> Simulation::engines() {
+  std::vector<serving::Replica*> out;
+  for (auto& replica : replicas_) out.push_back(&replica->engine());
+  return out;
+}
+
+std::vector<const hw::GpuModule*> Simulation::gpus() const {
+  std::vector<const hw::GpuModule*> out;
+  for (const auto& replica : replicas_)
+    for (int s = 0; s < replica->pp(); ++s)
+      for (int r = 0; r < replica->tp(); ++r) out.push_back(&replica->stage(s).gpu(r));
+  return out;
+}
+
+std::vector<const proto::KernelStatsTable*> Simulation::gpu_stats() const {
+  std::vector<const proto::KernelStatsTable*> out;
+  for (const auto& replica : replicas_)
+    for (int s = 0; s < replica->pp(); ++s)
+      for (int r = 0; r < replica->tp(); ++r) out.push_back(&replica->stage(s).gpu_stats(r));
+  return out;
+}
+
+std::vector<const hw::PipelineLink*> Simulation::pipeline_links() const {
+  std::vector<const hw::PipelineLink*> out;
+  for (const auto& replica : replicas_)
+    for (int s = 0; s < replica->num_links(); ++s) out.push_back(&replica->link(s));
+  return out;
 }
 
 void Simulation::run() {
@@ -764,21 +681,22 @@ void Simulation::enable_trace(const util::TraceOptions& options) {
     const std::string rname = "replica" + std::to_string(i);
     for (std::size_t st = 0; st < pp; ++st) {
       const std::string what = pp > 1 ? "stage " + std::to_string(st) + " host" : "host";
-      hosts_[i * pp + st]->set_trace(t, t->track(rname, what + " (prepare / launch / wait / finish)"));
+      replicas_[i]->stage(static_cast<int>(st)).host().set_trace(t, t->track(rname, what + " (prepare / launch / wait / finish)"));
     }
-    replicas_[i]->set_trace(t, t->track(rname, "requests"));
+    replicas_[i]->engine().set_trace(t, t->track(rname, "requests"));
     for (std::size_t st = 0; st < pp; ++st) {
       const std::string sname = pp > 1 ? rname + " stage" + std::to_string(st) : rname;
       for (std::size_t r = 0; r < tp; ++r) {
-        hw::GpuModule& gpu = *gpus_[(i * pp + st) * tp + r];
+        StageModule& stage = replicas_[i]->stage(static_cast<int>(st));
+        const hw::GpuModule& gpu = stage.gpu(static_cast<int>(r));
         const std::string process = sname + " gpu" + std::to_string(r) + " (device " + std::to_string(gpu.device_id()) + ")";
-        gpu.set_trace(t, process);
+        stage.gpu_trace(static_cast<int>(r)).attach(t, process);
         t->track(process, "stream 0");  // created now so the processes appear in this order
       }
-      if (tp_ > 1) tp_groups_[i * pp + st]->set_trace(t, t->track(sname + " TP collectives", "collectives over " + topology_name_));
+      if (tp_ > 1) replicas_[i]->stage(static_cast<int>(st)).tp_group()->set_trace(t, t->track(sname + " TP collectives", "collectives over " + topology_name_));
     }
     for (std::size_t st = 0; st + 1 < pp; ++st)
-      pp_links_[i * (pp - 1) + st]->set_trace(
+      replicas_[i]->link(static_cast<int>(st)).set_trace(
           t, t->track(rname + " PP send/recv", "stage " + std::to_string(st) + " -> " + std::to_string(st + 1) +
                                                    " over " + topology_name_));
   }
@@ -797,13 +715,13 @@ serving::BenchmarkSummary Simulation::summary() const {
 
 std::uint64_t Simulation::total_steps() const {
   std::uint64_t n = 0;
-  for (const auto& r : replicas_) n += r->stats().steps;
+  for (const auto& r : replicas_) n += r->engine().stats().steps;
   return n;
 }
 
 std::uint64_t Simulation::total_kernels() const {
   std::uint64_t n = 0;
-  for (const auto& r : replicas_) n += r->stats().kernels;
+  for (const auto& r : replicas_) n += r->engine().stats().kernels;
   return n;
 }
 
@@ -813,12 +731,13 @@ nlohmann::json Simulation::report() const {
   j["seed"] = seed_;
   j["model"] = model_name_;
   j["gpu"] = gpu_name_;
-  j["submitted"] = submitted_;
+  j["submitted"] = source_->submitted();
   std::uint64_t preemptions = 0;
-  for (const auto& r : replicas_) preemptions += r->stats().preemptions;
+  for (const auto& r : replicas_) preemptions += r->engine().stats().preemptions;
   j["engine_steps"] = total_steps();
   std::uint64_t whole = 0;
-  for (const auto& h : hosts_) whole += h->whole_step_launches();
+  for (const auto& r : replicas_)
+    for (int s = 0; s < r->pp(); ++s) whole += r->stage(s).host().whole_step_launches();
   j["whole_step_launches"] = whole;  // steps sent as one TLM transaction (launch_granularity: step)
   j["kernels_launched"] = total_kernels();
   j["preemptions"] = preemptions;
@@ -827,17 +746,19 @@ nlohmann::json Simulation::report() const {
   j["topology"] = topology_name_;
   std::uint64_t collectives = 0;
   double comm_s = 0, exposed_s = 0;
-  for (const auto& g : tp_groups_) {
-    collectives += g->collectives();
-    comm_s += g->comm_seconds();
-    exposed_s += g->exposed_comm_seconds();
-  }
+  for (const auto& r : replicas_)
+    for (int s = 0; s < r->pp(); ++s)
+      if (const hw::TpGroup* g = r->stage(s).tp_group()) {
+        collectives += g->collectives();
+        comm_s += g->comm_seconds();
+        exposed_s += g->exposed_comm_seconds();
+      }
   j["collectives"] = collectives;
   j["collective_seconds"] = comm_s;
   j["exposed_collective_seconds"] = exposed_s;
   if (pp_ > 1) {  // activations handed from stage to stage (one send per TP rank)
     hw::TransferStats sends;
-    for (const auto& link : pp_links_)
+    for (const hw::PipelineLink* link : pipeline_links())
       for (const auto& [phase, st] : link->stats()) {
         sends.transfers += st.transfers;
         sends.seconds += st.seconds;
@@ -853,9 +774,7 @@ nlohmann::json Simulation::report() const {
   add_context_and_spec_report(j);
   add_utilization_report(j);
   if (pd_) {
-    std::vector<const serving::Replica*> replicas;
-    for (const auto& r : replicas_) replicas.push_back(r.get());
-    j["disaggregation"] = pd_report(*pd_, gpus(), replicas, summary().duration_s);
+    j["disaggregation"] = pd_report(*pd_, replicas_, summary().duration_s);
   }
   return j;
 }
@@ -866,12 +785,12 @@ void Simulation::add_utilization_report(nlohmann::json& j) const {
   const serving::BenchmarkSummary s = summary();
   double busy = 0;
   for (const proto::KernelStatsTable* g : gpu_stats()) busy += g->busy_seconds();
-  const double gpu_seconds = s.duration_s * static_cast<double>(gpus_.size());
+  const double gpu_seconds = s.duration_s * static_cast<double>(gpus().size());
   j["gpu_utilization"] = gpu_seconds > 0 ? busy / gpu_seconds : 0.0;
   std::uint64_t batches = 0, sequences = 0;
   double kv_seconds = 0, kv_span = 0, kv_peak = 0;
   for (const auto& r : replicas_) {
-    const serving::ReplicaStats& st = r->stats();
+    const serving::ReplicaStats& st = r->engine().stats();
     batches += st.batches;
     sequences += st.batched_sequences;
     kv_seconds += st.kv_usage_seconds;
@@ -897,9 +816,9 @@ void Simulation::add_utilization_report(nlohmann::json& j) const {
 // --- Context length and speculative decoding (present only when configured or when a request
 // was rejected, so that other scenarios' summaries are unchanged). ---
 void Simulation::add_context_and_spec_report(nlohmann::json& j) const {
-  if (max_model_len_given_ || context_rejected_ > 0) {
+  if (max_model_len_given_ || source_->context_rejected() > 0) {
     j["max_model_len"] = max_model_len_;
-    j["context_length_rejected_requests"] = context_rejected_;
+    j["context_length_rejected_requests"] = source_->context_rejected();
   }
   if (!spec_decode_) return;
   const serving::SpecDecodeStats s = spec_decode_stats();
@@ -926,7 +845,7 @@ serving::SpecDecodeStats Simulation::spec_decode_stats() const {
   s.enabled = true;
   s.accepted_at.assign(static_cast<std::size_t>(spec_decode_->num_speculative_tokens), 0);
   for (const auto& r : replicas_) {
-    const serving::ReplicaStats& st = r->stats();
+    const serving::ReplicaStats& st = r->engine().stats();
     s.drafts += st.spec_verified;
     s.draft_tokens += st.spec_draft_tokens;
     s.accepted += st.spec_accepted;
@@ -944,7 +863,7 @@ serving::SpecDecodeStats Simulation::spec_decode_stats() const {
 void Simulation::add_prefix_cache_report(nlohmann::json& j) const {
   serving::PrefixCacheStats total;
   for (const auto& r : replicas_) {
-    const serving::PrefixCacheStats& s = r->kv().stats();
+    const serving::PrefixCacheStats& s = r->engine().kv().stats();
     total.query_tokens += s.query_tokens;
     total.hit_tokens += s.hit_tokens;
     total.evictions += s.evictions;
@@ -955,32 +874,32 @@ void Simulation::add_prefix_cache_report(nlohmann::json& j) const {
   j["prefix_cache_evictions"] = total.evictions;
   // The host KV tier, only when on (other scenarios' summaries stay unchanged). Bytes count every
   // GPU's shard (a replica's GPUs copy theirs at once); seconds are the busy time of one rank's link.
-  if (replicas_.empty() || replicas_.front()->host_kv_link() == nullptr) return;
+  if (replicas_.empty() || replicas_.front()->engine().host_kv_link() == nullptr) return;
   serving::HostKvStats host;
   serving::HostKvLinkStats link;
   std::uint64_t delayed = 0;
   double wait_s = 0;
   for (const auto& r : replicas_) {
-    const serving::HostKvStats& h = r->kv().host_tier()->stats();
+    const serving::HostKvStats& h = r->engine().kv().host_tier()->stats();
     host.stored_blocks += h.stored_blocks;
     host.loaded_blocks += h.loaded_blocks;
     host.evicted_blocks += h.evicted_blocks;
     host.hit_tokens += h.hit_tokens;
-    const serving::HostKvLinkStats& l = r->host_kv_link()->stats();
+    const serving::HostKvLinkStats& l = r->engine().host_kv_link()->stats();
     link.loads += l.loads;
     link.stores += l.stores;
     link.load_seconds += l.load_seconds;
     link.store_seconds += l.store_seconds;
-    delayed += r->stats().host_kv_delayed_steps;
-    wait_s += r->stats().host_kv_wait_s;
+    delayed += r->engine().stats().host_kv_delayed_steps;
+    wait_s += r->engine().stats().host_kv_wait_s;
   }
   const double gpus = static_cast<double>(tp_) * pp_;
-  const double block_bytes = memory_.kv_bytes_per_token * static_cast<double>(replicas_.front()->kv().block_size());
+  const double block_bytes = memory_.kv_bytes_per_token * static_cast<double>(replicas_.front()->engine().kv().block_size());
   nlohmann::json h;
-  h["capacity_blocks_per_replica"] = replicas_.front()->kv().host_tier()->capacity_blocks();
+  h["capacity_blocks_per_replica"] = replicas_.front()->engine().kv().host_tier()->capacity_blocks();
   h["block_bytes_per_gpu"] = block_bytes;
-  h["link_bandwidth_bytes_per_s"] = replicas_.front()->host_kv_link()->bandwidth();
-  h["link_latency_s"] = replicas_.front()->host_kv_link()->latency_s();
+  h["link_bandwidth_bytes_per_s"] = replicas_.front()->engine().host_kv_link()->bandwidth();
+  h["link_latency_s"] = replicas_.front()->engine().host_kv_link()->latency_s();
   h["hit_tokens"] = host.hit_tokens;
   h["loaded_blocks"] = host.loaded_blocks;
   h["loaded_bytes"] = static_cast<double>(host.loaded_blocks) * block_bytes * gpus;

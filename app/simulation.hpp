@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/pd_simulation.hpp"
+#include "app/replica_module.hpp"
 #include "hw/gpu/gpu_module.hpp"
 #include "hw/gpu/pipeline_link.hpp"
 #include "hw/gpu/tp_group.hpp"
@@ -21,11 +22,13 @@
 #include "hw/host/host_cpu.hpp"
 #include "base/config/document.hpp"
 #include "sc_modules/sim/sim.hpp"
+#include "sc_modules/tree/module_registry.hpp"
 #include "base/util/trace_recorder.hpp"
 #include "serving/metrics.hpp"
 #include "serving/metrics_recorder.hpp"
 #include "serving/memory_plan.hpp"
 #include "serving/replica.hpp"
+#include "serving/request_source.hpp"
 #include "serving/router.hpp"
 #include "serving/speculative.hpp"
 #include "serving/workload.hpp"
@@ -74,30 +77,26 @@ class Simulation {
   std::uint64_t total_steps() const;
   std::uint64_t total_kernels() const;
   // Every request submitted, in arrival order (unfinished ones have finish_s < 0).
-  const std::deque<serving::Request>& requests() const { return requests_; }
-  std::vector<const hw::GpuModule*> gpus() const {
-    std::vector<const hw::GpuModule*> out;
-    for (const auto& g : gpus_) out.push_back(g.get());
-    return out;
-  }
+  const std::deque<serving::Request>& requests() const { return source_->requests(); }
+  // The module tree: replica i (replica<i>, or prefill<i> / decode<i> with disaggregation,
+  // prefill first) with its stages, GPUs, TP groups, links and engine (app/replica_module.hpp).
+  const std::vector<std::unique_ptr<ReplicaModule>>& replicas() const { return replicas_; }
+  // Parameters and statistics of every module, by hierarchical name
+  // ("replica0.stage1.gpu0.busy_seconds"; docs/architecture.md lists them).
+  const tree::ModuleRegistry& modules() const { return modules_; }
+  // Every GPU, replica by replica, stage by stage, rank by rank.
+  std::vector<const hw::GpuModule*> gpus() const;
   // What each GPU reported (in the order of gpus()), for kernels.csv and the GPU time.
-  std::vector<const proto::KernelStatsTable*> gpu_stats() const {
-    std::vector<const proto::KernelStatsTable*> out;
-    for (const auto& t : gpu_stats_) out.push_back(t.get());
-    return out;
-  }
+  std::vector<const proto::KernelStatsTable*> gpu_stats() const;
   const serving::MetricsRecorder& metrics() const { return metrics_; }
   // The disaggregated deployment's parts (null without `disaggregation:`).
   const PdParts* disaggregation() const { return pd_.get(); }
   // Sends between pipeline stages (empty without PP), for kernels.csv.
-  std::vector<const hw::PipelineLink*> pipeline_links() const {
-    std::vector<const hw::PipelineLink*> out;
-    for (const auto& l : pp_links_) out.push_back(l.get());
-    return out;
-  }
+  std::vector<const hw::PipelineLink*> pipeline_links() const;
 
  private:
-  void source_loop();
+  serving::RequestSourceSettings source_settings() const;
+  std::vector<serving::Replica*> engines();
   void add_prefix_cache_report(nlohmann::json& j) const;
   void add_utilization_report(nlohmann::json& j) const;
   void add_context_and_spec_report(nlohmann::json& j) const;
@@ -105,42 +104,31 @@ class Simulation {
   // Speculative decoding's counters summed over the replicas (enabled false without it).
   serving::SpecDecodeStats spec_decode_stats() const;
  private:
-  // Prefill/decode disaggregation (app/pd_simulation.cpp): both pools' replicas, GPUs and hosts
-  // go into the vectors below (prefill first); pd_ holds the rest.
+  // Prefill/decode disaggregation (app/pd_simulation.cpp): both pools' replica modules go into
+  // replicas_ (prefill first); pd_ holds the rest.
   void elaborate_disaggregated(PdPlan plan, const PdElabInputs& in);
   void enable_disaggregated_trace(util::TraceRecorder* trace);
   std::unique_ptr<PdParts> pd_;  // null: one pool
-  std::vector<int> bind_stage_gpus(const std::string& name, int first_device, const hw::GpuRegistry::Entry& gpu_entry,
-                                   const config::Params& gpu_p, hw::HostCpu& host);
-
   std::string name_;
   std::uint64_t seed_ = 0;
   std::string output_dir_;
   double price_per_gpu_hour_ = 0;
   std::unique_ptr<sim::Environment> env_;
-  std::vector<std::unique_ptr<proto::KernelStatsTable>> gpu_stats_;  // outlive the GPUs reporting to them
-  std::vector<std::unique_ptr<hw::GpuModule>> gpus_;
-  // Replica i, pipeline stage s owns GPUs [(i*pp + s)*tp, (i*pp + s + 1)*tp), behind a TpGroup
-  // on the fabric when tp > 1; hosts_[i*pp + s] is its worker, tp_groups_[i*pp + s] its group.
   int tp_ = 1;
   int pp_ = 1;
   std::unique_ptr<hw::InterconnectParts> interconnect_;  // hardware.interconnect (tp or pp > 1)
   hw::FabricModule* fabric_ = nullptr;                    // interconnect_'s, when it is the built-in fabric
-  std::vector<std::unique_ptr<hw::TpGroup>> tp_groups_;
-  std::vector<std::unique_ptr<hw::HostCpu>> hosts_;
-  std::vector<std::unique_ptr<hw::PipelineLink>> pp_links_;  // replica i: [i*(pp-1), (i+1)*(pp-1))
-  std::vector<std::unique_ptr<serving::Replica>> replicas_;
+  std::vector<std::unique_ptr<ReplicaModule>> replicas_;
+  tree::ModuleRegistry modules_;
   std::unique_ptr<serving::Workload> workload_;
   std::unique_ptr<serving::Router> router_;
   serving::MetricsRecorder metrics_;
   serving::MemoryPlan memory_;
   std::string model_name_, gpu_name_, topology_name_;
-  std::deque<serving::Request> requests_;
-  std::int64_t submitted_ = 0;
-  std::unique_ptr<sim::Store<int>> completions_;
+  std::unique_ptr<serving::RequestSource> source_;  // the request_source process (serving/request_source.hpp)
   std::unique_ptr<util::TraceRecorder> trace_;
   config::SourceMark workload_mark_;  // where the workload section is, for errors found while running
-  const char* kv_sizing_key_ = "cache.gpu_memory_utilization";  // the key that sized the KV cache, for errors
+  std::string kv_sizing_key_ = "cache.gpu_memory_utilization";  // the key that sized the KV cache, for errors
   std::int64_t expected_requests_ = 0;  // closed-loop workloads: one item per finished request
   // Summarised once after run(): the percentiles sort every latency (millions of ITLs).
   mutable std::optional<serving::BenchmarkSummary> summary_;
@@ -149,7 +137,6 @@ class Simulation {
   std::int64_t max_model_len_ = 0;
   bool max_model_len_given_ = false;  // engine.max_model_len set (reported in summary.json)
   bool reject_long_requests_ = false;  // trace workloads: reject; others: a workload error
-  std::int64_t context_rejected_ = 0;
   std::optional<serving::SpecDecodeConfig> spec_decode_;  // engine.speculative
 };
 

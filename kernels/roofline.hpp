@@ -7,25 +7,9 @@
 
 #include "kernels/gpu_spec.hpp"
 #include "kernels/kernel.hpp"
+#include "kernels/kernel_cost.hpp"
 
 namespace ks::kernels {
-
-// Communication: collectives, priced by the interconnect model (links), never by this file.
-// Sm: the SMs' side of moving the bytes (load/store issue, latency not hidden by enough work in
-// flight), which scales with SM count x clock, not with HBM bandwidth (learned tiers only).
-// Latency: the chain of dependent iterations one CTA runs (a GEMM's K loop, attention's loop over
-// keys), each a memory round trip of a number of cycles: it scales with the clock only.
-enum class Bound { Compute, Memory, Launch, Communication, Sm, Latency };
-constexpr std::size_t kNumBounds = 6;
-
-struct KernelCost {
-  double seconds;          // max(compute, memory) + launch
-  double compute_seconds;  // flops / (peak * eta_compute)
-  double memory_seconds;   // bytes / (hbm_bw * eta_memory)
-  double launch_seconds;
-  Bound bound;
-  double efficiency;  // pure-roofline time / derated time, excluding launch; 1.0 for roofline
-};
 
 // Fractions of peak FLOP/s and HBM bandwidth a kernel achieves, in (0, 1].
 struct Efficiency {
@@ -45,7 +29,5 @@ KernelCost derated_cost(const Kernel& kernel, const GpuSpec& gpu, double launch_
 
 // Arithmetic intensity (FLOP/B) at which compute and memory time are equal for dtype.
 double ridge_point(const GpuSpec& gpu, DType dtype);
-
-std::string_view bound_name(Bound bound);
 
 }  // namespace ks::kernels

@@ -64,21 +64,9 @@
 #include "kernels/kernel.hpp"
 #include "kernels/model_config.hpp"
 #include "kernels/step.hpp"
+#include "kernels/step_kernels.hpp"
 
 namespace ks::kernels {
-
-struct StepKernels {
-  std::vector<Kernel> pre;  // embedding (+ its all-reduce under TP); first pipeline stage only
-  std::vector<Kernel> per_layer;  // one transformer layer in execution order; layers are identical
-  int num_layers = 0;             // layers on the busiest pipeline stage (ceil(layers / pp))
-  std::vector<Kernel> post;       // final norm, lm_head, logits gather, sampling; last stage only
-  // Change report, for consumers that keep what they derived from an earlier refill (the GPU's
-  // prices): every refill gets a new process-wide `version`. base != 0: the lists equal those of
-  // version `base` except per_layer[changed_begin, changed_end) (StepDecomposer, when only the
-  // attention kernels moved); base 0: anything may have changed.
-  std::uint64_t version = 0, base = 0;
-  std::size_t changed_begin = 0, changed_end = 0;
-};
 
 // Throws std::invalid_argument for invalid model/parallel configs or batch entries
 // (tokens < 1, cached < 0, decode context < 1). An empty batch yields no kernels.

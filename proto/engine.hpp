@@ -8,7 +8,7 @@
 #include <systemc>
 
 #include "kernels/kernel.hpp"
-#include "kernels/step_decomposer.hpp"
+#include "kernels/step_kernels.hpp"
 #include "proto/step_shape.hpp"
 
 namespace ks::proto {

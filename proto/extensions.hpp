@@ -12,8 +12,8 @@
 #include <tlm>
 
 #include "kernels/kernel.hpp"
-#include "kernels/roofline.hpp"
-#include "kernels/step_decomposer.hpp"
+#include "kernels/kernel_cost.hpp"
+#include "kernels/step_kernels.hpp"
 #include "proto/collective_types.hpp"
 
 namespace ks::proto {

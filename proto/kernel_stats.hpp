@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "kernels/kernel.hpp"
-#include "kernels/roofline.hpp"
+#include "kernels/kernel_cost.hpp"
 
 namespace ks::proto {
 

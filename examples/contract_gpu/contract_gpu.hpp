@@ -25,6 +25,7 @@
 
 #include "proto/extensions.hpp"
 #include "proto/kernel_stats.hpp"
+#include "proto/kernel_trace.hpp"
 #include "proto/protocol.hpp"
 
 namespace contract_gpu {
@@ -34,10 +35,12 @@ class ContractGpu : public sc_core::sc_module {
   ks::proto::GpuTargetSocket<ContractGpu> socket{"socket"};
 
   SC_HAS_PROCESS(ContractGpu);
-  // `stats`: where finished kernels are reported (null: nowhere).
+  // `stats`, `trace`: where finished kernels are reported, as statistics and as timeline spans
+  // (null: nowhere).
   ContractGpu(const sc_core::sc_module_name& name, double peak_flops, sc_core::sc_time launch_latency,
-              ks::proto::KernelStatsSink* stats = nullptr)
-      : sc_core::sc_module(name), peak_flops_(peak_flops), launch_latency_(launch_latency), stats_(stats) {
+              ks::proto::KernelStatsSink* stats = nullptr, ks::proto::KernelTraceSink* trace = nullptr)
+      : sc_core::sc_module(name), peak_flops_(peak_flops), launch_latency_(launch_latency), stats_(stats),
+        trace_(trace) {
     socket.register_b_transport(this, &ContractGpu::b_transport);
     SC_THREAD(serve);
   }
@@ -55,14 +58,17 @@ class ContractGpu : public sc_core::sc_module {
     sc_core::sc_time not_before;  // issue time (absolute)
     sc_core::sc_time duration;
     bool kernel;  // false: a StreamWait marker
-    ks::kernels::Kernel what{};  // the kernel (for statistics)
+    ks::kernels::Kernel what{};  // the kernel (for statistics and the trace)
+    int stream = 0, layer = -1;
+    std::uint64_t step = 0;
   };
 
   void b_transport(tlm::tlm_generic_payload& p, sc_core::sc_time& delay) {
     p.set_response_status(tlm::TLM_OK_RESPONSE);
     const sc_core::sc_time issue = sc_core::sc_time_stamp() + delay;
     if (auto* k = p.get_extension<ks::proto::KernelLaunch>()) {
-      for (int i = 0; i < k->repeat; ++i) queue_.push_back({issue, kernel_time(k->kernel.flops), true, k->kernel});
+      for (int i = 0; i < k->repeat; ++i)
+        queue_.push_back({issue, kernel_time(k->kernel.flops), true, k->kernel, k->stream, k->layer, k->step});
       queued_.notify();
     } else if (auto* w = p.get_extension<ks::proto::StreamWait>()) {
       queue_.push_back({w->until > issue ? w->until : issue, sc_core::SC_ZERO_TIME, false});
@@ -82,11 +88,14 @@ class ContractGpu : public sc_core::sc_module {
       while (queue_.empty()) wait(queued_);
       const Job job = queue_.front();
       if (job.not_before > sc_core::sc_time_stamp()) wait(job.not_before - sc_core::sc_time_stamp());
+      const sc_core::sc_time start = sc_core::sc_time_stamp();
       if (job.duration > sc_core::SC_ZERO_TIME) wait(job.duration);
       if (job.kernel) {
         busy_ += job.duration;
         ++kernels_done_;
         if (stats_ != nullptr) report(job);
+        if (trace_ != nullptr && trace_->recording())
+          trace_->kernel({job.what, cost(job), job.stream, job.layer, 1, job.step, start, sc_core::sc_time_stamp()});
       }
       queue_.pop_front();
       if (queue_.empty()) idle_.notify();
@@ -94,15 +103,16 @@ class ContractGpu : public sc_core::sc_module {
   }
 
   // Compute-bound by construction: its time is the launch latency plus the FLOPs at peak.
-  void report(const Job& job) {
+  ks::kernels::KernelCost cost(const Job& job) const {
     const double launch = launch_latency_.to_seconds(), seconds = job.duration.to_seconds();
-    const ks::kernels::KernelCost cost{seconds, seconds - launch, 0.0, launch, ks::kernels::Bound::Compute, 1.0};
-    stats_->row({job.what.name, job.what.op, job.what.phase}).add(job.what, cost, 1);
+    return {seconds, seconds - launch, 0.0, launch, ks::kernels::Bound::Compute, 1.0};
   }
+  void report(const Job& job) { stats_->row({job.what.name, job.what.op, job.what.phase}).add(job.what, cost(job), 1); }
 
   double peak_flops_;
   sc_core::sc_time launch_latency_;
   ks::proto::KernelStatsSink* stats_;
+  ks::proto::KernelTraceSink* trace_;
   std::deque<Job> queue_;
   sc_core::sc_event queued_, idle_;
   std::uint64_t kernels_done_ = 0;

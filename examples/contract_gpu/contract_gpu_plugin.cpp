@@ -31,7 +31,7 @@ const bool registered = [] {
                                 "unknown GPU '" + args.params.string("spec") + "'");
     auto gpu = std::make_unique<contract_gpu::ContractGpu>(
         args.instance_name.c_str(), args.params.number("peak_flops"),
-        sc_core::sc_time(args.params.number("launch_latency"), sc_core::SC_SEC), args.stats);
+        sc_core::sc_time(args.params.number("launch_latency"), sc_core::SC_SEC), args.stats, args.trace);
     proto::GpuTargetSocketBase* socket = &gpu->socket;
     return hw::SocketGpuParts{std::move(gpu), socket, *spec};
   });

@@ -11,7 +11,6 @@ namespace ks::hw {
 GpuModule::GpuModule(const sc_core::sc_module_name& name, int device_id)
     : sc_core::sc_module(name), socket("socket"), device_id_(device_id) {
   socket.register_b_transport(this, &GpuModule::b_transport);
-  trace_tracks_.fill(-1);
   set_stats_sink(own_stats_);
 }
 
@@ -123,25 +122,8 @@ void GpuModule::launch(proto::KernelLaunch& k, const sc_core::sc_time& issue_tim
   k.finish = k.start + sc_core::sc_time(total, sc_core::SC_SEC);
   free_at = k.finish;
   account(k.kernel, k.cost, k.repeat, slots_for(k.kernel));
-  if (trace_ != nullptr) trace_kernel(k);
-}
-
-void GpuModule::trace_kernel(const proto::KernelLaunch& k) {
-  int& track = trace_tracks_[static_cast<std::size_t>(k.stream)];
-  if (track < 0) track = trace_->track(trace_process_, "stream " + std::to_string(k.stream));
-  std::string args;  // what a performance engineer asks of one kernel; built only when shown
-  if (trace_->detailed(k.step)) {
-    char buf[256];
-    std::snprintf(buf, sizeof buf,
-                  "{\"step\":%llu,\"layer\":%d,\"repeat\":%d,\"flops\":%.6e,\"bytes\":%.6e,\"bound\":\"%s\","
-                  "\"efficiency\":%.4f}",
-                  static_cast<unsigned long long>(k.step), k.layer, k.repeat, k.kernel.flops, k.kernel.bytes,
-                  std::string(kernels::bound_name(k.cost.bound)).c_str(), k.cost.efficiency);
-    args = buf;
-  }
-  // sc_time values are picoseconds (sim::setup_kernel fixes the resolution).
-  trace_->kernel(track, k.step, k.kernel.name, kernels::phase_name(k.kernel.phase), k.start.value(),
-                 k.finish.value(), args);
+  if (trace_ != nullptr && trace_->recording())
+    trace_->kernel(proto::KernelSpan{k.kernel, k.cost, k.stream, k.layer, k.repeat, k.step, k.start, k.finish});
 }
 
 bool GpuModule::has_collective(const kernels::StepKernels& step) {

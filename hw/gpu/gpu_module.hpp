@@ -21,7 +21,7 @@
 #include "proto/extensions.hpp"
 #include "proto/kernel_stats.hpp"
 #include "proto/protocol.hpp"
-#include "base/util/trace_recorder.hpp"
+#include "proto/kernel_trace.hpp"
 
 namespace ks::hw {
 
@@ -50,11 +50,9 @@ class GpuModule : public sc_core::sc_module {
   // Where the kernels it runs are reported, row by kernel class (set before the first launch;
   // default: a table of its own, which nobody reads).
   void set_stats_sink(proto::KernelStatsSink& sink);
-  // Records every kernel on a track per stream under `process` (nullptr: no tracing, the default).
-  void set_trace(util::TraceRecorder* trace, const std::string& process) {
-    trace_ = trace;
-    trace_process_ = process;
-  }
+  // Where the kernels it runs go on the run's timeline (the app's sink; null: nowhere, the
+  // default). Asked per kernel launch whether it records (`--trace`).
+  void set_trace_sink(proto::KernelTraceSink* sink) { trace_ = sink; }
 
  protected:
   virtual void b_transport(tlm::tlm_generic_payload& payload, sc_core::sc_time& delay);
@@ -63,7 +61,6 @@ class GpuModule : public sc_core::sc_module {
   static bool has_collective(const kernels::StepKernels& step);
 
  private:
-  void trace_kernel(const proto::KernelLaunch& launch);
   // The report row a kernel adds to, found by its static name pointer (a hash of a pointer, not
   // a string compare per launch). Null: a collective, which the TP group reports.
   struct StatsSlots {
@@ -118,9 +115,7 @@ class GpuModule : public sc_core::sc_module {
   std::uint64_t kernels_executed_ = 0;
   proto::KernelStatsTable own_stats_;
   proto::KernelStatsSink* stats_ = nullptr;
-  util::TraceRecorder* trace_ = nullptr;
-  std::string trace_process_;
-  std::array<int, kMaxStreams> trace_tracks_{};  // -1: not created yet
+  proto::KernelTraceSink* trace_ = nullptr;
   tsl::robin_map<SlotKey, StatsSlots, SlotKeyHash> slots_;
   std::vector<PricedKernel> pre_, layer_, post_;  // launch_step scratch: no allocation per step
   std::uint64_t priced_version_ = 0;               // the StepKernels::version they hold (0: none)
@@ -136,6 +131,8 @@ struct GpuArgs {
   // Where the GPU reports the kernels it runs (null: nowhere). A GpuModule also gets it through
   // set_stats_sink; a socket GPU's model (hw/gpu/socket_gpu.hpp) adds its rows here itself.
   proto::KernelStatsSink* stats = nullptr;
+  // Where they go on the timeline (null: nowhere): the same for trace spans, when recording().
+  proto::KernelTraceSink* trace = nullptr;
 };
 
 using GpuRegistry = registry::Registry<GpuModule, const GpuArgs&>;

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -115,5 +116,44 @@ TEST(ContractGpuKind, ScenarioMetricsFollowTheHandComputedStepTimes) {
     EXPECT_EQ(kernels[i][kcol("bound")], "compute") << kernels[i][0];
   }
   EXPECT_EQ(launches, 3 * (k_prefill + 15 * k_decode));
+  fs::remove_all(out);
+}
+
+// The trace sink the app hands a plug-in GPU (hw::GpuArgs::trace): with --trace, every kernel the
+// contract GPU's SC_THREAD finishes is a span on the timeline, under the GPU's process and on its
+// stream's track. Step 0 is the first request's prefill: as many 1 us spans as the step has
+// kernels (kernels::decompose_step), back to back (launches are free: all queue at once).
+TEST(ContractGpuKind, ItsKernelsShowUpInTheTrace) {
+  const fs::path out = fs::temp_directory_path() / ("ks_contract_gpu_trace_" + std::to_string(::getpid()));
+  fs::remove_all(out);
+  const fs::path trace = out / "trace.json";
+  const auto r = ks::test_support::run_cli(
+      KS_CLI, "run " + kScenario + kPlugin + " -q --out " + out.string() + " --trace " + trace.string());
+  ASSERT_EQ(r.status, 0) << r.out;
+  std::ifstream in(trace);
+  const auto j = nlohmann::json::parse(in);
+  const auto& events = j.is_array() ? j : j["traceEvents"];
+  int gpu_pid = -1;
+  for (const auto& e : events)
+    if (e.value("ph", "") == "M" && e.value("name", "") == "process_name" &&
+        e["args"].value("name", "") == "replica0 gpu0 (device 0)")
+      gpu_pid = e["pid"].get<int>();
+  ASSERT_GE(gpu_pid, 0) << "no process for the plug-in GPU";
+  ks::kernels::StepBatch prefill;
+  prefill.prefills.push_back({256, 0, true});
+  std::int64_t spans = 0, qkv = 0;
+  double first_us = 1e300, last_us = 0;
+  for (const auto& e : events) {
+    if (e.value("ph", "") != "X" || e["pid"].get<int>() != gpu_pid) continue;
+    if (!e.contains("args") || e["args"].value("step", std::uint64_t{99}) != 0) continue;
+    ++spans;
+    if (e.value("name", "") == "qkv_proj") ++qkv;
+    EXPECT_NEAR(e["dur"].get<double>(), 1.0, 1e-9) << e.dump();
+    first_us = std::min(first_us, e["ts"].get<double>());
+    last_us = std::max(last_us, e["ts"].get<double>() + e["dur"].get<double>());
+  }
+  EXPECT_EQ(spans, kernel_count(prefill));
+  EXPECT_EQ(qkv, 32);  // one per layer of Llama-3-8B
+  EXPECT_NEAR(last_us - first_us, static_cast<double>(kernel_count(prefill)), 1e-6);
   fs::remove_all(out);
 }
