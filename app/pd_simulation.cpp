@@ -258,10 +258,10 @@ void Simulation::enable_disaggregated_trace(util::TraceRecorder* t) {
       t->track(process, "stream 0");
     }
     if (hw::TpGroup* group = stage.tp_group())
-      group->set_trace(t, t->track(rname + " TP collectives", "collectives over " + topology_name_));
+      group->set_trace(t, t->track(rname + " TP collectives", "collectives over " + spec_.topology_kind));
   }
-  pd.link->set_trace(t, t->track("KV transfers", "prefill -> decode copies over " + topology_name_));
-  if (fabric_) fabric_->set_trace(t, "links of " + topology_name_);
+  pd.link->set_trace(t, t->track("KV transfers", "prefill -> decode copies over " + spec_.topology_kind));
+  if (fabric_) fabric_->set_trace(t, "links of " + spec_.topology_kind);
 }
 
 std::string describe_disaggregation(const PdParts& pd, const std::string& model_name) {

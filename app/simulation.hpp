@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/pd_simulation.hpp"
+#include "app/scenario_spec.hpp"
 #include "app/replica_module.hpp"
 #include "hw/gpu/gpu_module.hpp"
 #include "hw/gpu/pipeline_link.hpp"
@@ -40,18 +41,14 @@ namespace ks::app {
 inline constexpr const char* kExactOverrides[] = {"hardware.host.launch_granularity=kernel",
                                                   "hardware.gpu.memoise=false"};
 
-// The topology preset that matches the GPU when the scenario names none.
-std::string default_topology(const std::string& gpu_spec);
-
-// The scenario's sections without a `kind:` and their schemas, in file order ("" = top level):
-// what `kernelsight describe --all` documents beside the registered kinds.
-std::vector<std::pair<std::string, config::Schema>> fixed_scenario_sections();
-
 class Simulation {
  public:
-  // Elaborates the model. Throws config::ConfigError for bad scenarios; call
-  // sim::setup_kernel() first. Checks for unknown keys once every section has been read.
+  // read_scenario, then elaboration. Throws config::ConfigError for bad scenarios; call
+  // sim::setup_kernel() first.
   explicit Simulation(config::Document& scenario);
+  // Elaborates the module tree of a scenario read and checked by read_scenario.
+  explicit Simulation(ScenarioSpec spec);
+  const ScenarioSpec& spec() const { return spec_; }
 
   // Records a timeline while running (call before run): tracks per GPU stream, TP collectives,
   // host phases, requests, and queue / KV-cache counters. Off by default: no hook does any work.
@@ -67,10 +64,10 @@ class Simulation {
   double now_seconds() const { return env_->now_seconds(); }
   // Requests finished so far, and how many the workload will send (0: not known in advance).
   std::int64_t completed() const { return static_cast<std::int64_t>(metrics_.requests().size()); }
-  std::int64_t expected_requests() const { return expected_requests_; }
+  std::int64_t expected_requests() const { return spec_.expected_requests; }
 
-  const std::string& name() const { return name_; }
-  const std::string& output_dir() const { return output_dir_; }
+  const std::string& name() const { return spec_.name; }
+  const std::string& output_dir() const { return spec_.output_dir; }
   serving::BenchmarkSummary summary() const;
   // summary.json: the vllm-bench keys plus the scenario's identity and engine statistics.
   nlohmann::json report() const;
@@ -108,11 +105,8 @@ class Simulation {
   // replicas_ (prefill first); pd_ holds the rest.
   void elaborate_disaggregated(PdPlan plan, const PdElabInputs& in);
   void enable_disaggregated_trace(util::TraceRecorder* trace);
+  ScenarioSpec spec_;
   std::unique_ptr<PdParts> pd_;  // null: one pool
-  std::string name_;
-  std::uint64_t seed_ = 0;
-  std::string output_dir_;
-  double price_per_gpu_hour_ = 0;
   std::unique_ptr<sim::Environment> env_;
   int tp_ = 1;
   int pp_ = 1;
@@ -124,20 +118,13 @@ class Simulation {
   std::unique_ptr<serving::Router> router_;
   serving::MetricsRecorder metrics_;
   serving::MemoryPlan memory_;
-  std::string model_name_, gpu_name_, topology_name_;
+  std::string gpu_name_;
   std::unique_ptr<serving::RequestSource> source_;  // the request_source process (serving/request_source.hpp)
   std::unique_ptr<util::TraceRecorder> trace_;
-  config::SourceMark workload_mark_;  // where the workload section is, for errors found while running
   std::string kv_sizing_key_ = "cache.gpu_memory_utilization";  // the key that sized the KV cache, for errors
-  std::int64_t expected_requests_ = 0;  // closed-loop workloads: one item per finished request
   // Summarised once after run(): the percentiles sort every latency (millions of ITLs).
   mutable std::optional<serving::BenchmarkSummary> summary_;
   bool finished_ = false;  // closed-loop workloads: one item per finished request
-  // Context length (vLLM's max_model_len) and the requests of a trace rejected for exceeding it.
-  std::int64_t max_model_len_ = 0;
-  bool max_model_len_given_ = false;  // engine.max_model_len set (reported in summary.json)
-  bool reject_long_requests_ = false;  // trace workloads: reject; others: a workload error
-  std::optional<serving::SpecDecodeConfig> spec_decode_;  // engine.speculative
 };
 
 }  // namespace ks::app
