@@ -26,10 +26,10 @@ struct Sample {
 };
 
 // Parameter vector layout: wc[0..nc) | wm[0..nm) | log_t0 | log_p_minus_1 | log_theta |
-// log_launch_per_wave | log_chain_cycles | floor_narrow.
+// log_launch_per_wave | log_chain_cycles | floor_narrow | log_softmax_cycles.
 struct Layout {
   std::size_t nc, nm;
-  std::size_t size() const { return nc + nm + 6; }
+  std::size_t size() const { return nc + nm + 7; }
   Eigen::VectorXd pack(const ClassParams& p) const {
     Eigen::VectorXd v(static_cast<Eigen::Index>(size()));
     for (std::size_t i = 0; i < nc; ++i) v[static_cast<Eigen::Index>(i)] = p.wc[i];
@@ -40,6 +40,7 @@ struct Layout {
     v[static_cast<Eigen::Index>(nc + nm + 3)] = p.log_launch_per_wave;
     v[static_cast<Eigen::Index>(nc + nm + 4)] = p.log_chain_cycles;
     v[static_cast<Eigen::Index>(nc + nm + 5)] = p.floor_narrow;
+    v[static_cast<Eigen::Index>(nc + nm + 6)] = p.log_softmax_cycles;
     return v;
   }
   ClassParams unpack(const Eigen::VectorXd& v) const {
@@ -56,6 +57,7 @@ struct Layout {
         std::clamp(v[static_cast<Eigen::Index>(nc + nm + 3)], ClassParams::kNoLaunchPerWave, std::log(10.0));
     p.log_chain_cycles = std::clamp(v[static_cast<Eigen::Index>(nc + nm + 4)], ClassParams::kNoChain, std::log(1e5));
     p.floor_narrow = std::clamp(v[static_cast<Eigen::Index>(nc + nm + 5)], -3.0, 3.0);
+    p.log_softmax_cycles = std::clamp(v[static_cast<Eigen::Index>(nc + nm + 6)], ClassParams::kNoSoftmax, std::log(1e3));
     return p;
   }
 };
@@ -156,7 +158,11 @@ Eigen::VectorXd fit_parametric(const std::vector<Sample>& samples, const Layout&
   } else {
     // The SM-throughput term has no gradient while it is far below the others: start the
     // search from several values of theta and keep the best fit.
-    const Eigen::VectorXd ridge = Eigen::VectorXd::Constant(prior.size(), options.ridge * n);
+    Eigen::VectorXd ridge = Eigen::VectorXd::Constant(prior.size(), options.ridge * n);
+    // Decode attention streams the KV cache: its SM-side rate (bytes per SM-cycle) stays out of
+    // the way. Fitted, it settled below the bytes per SM-cycle of HBM of newer GPUs (B200: 27)
+    // and made a Blackwell decode bound by it rather than by the bandwidth.
+    const bool freeze_theta = cls == KernelClass::AttentionDecode;
     // A prior without the launch's grid-size term starts (and is pulled) from a small one, where
     // it has a gradient.
     Eigen::VectorXd start = prior;
@@ -165,7 +171,23 @@ Eigen::VectorXd fit_parametric(const std::vector<Sample>& samples, const Layout&
     // Likewise the dependent-iteration chain: about a hundred cycles per iteration to start.
     const Eigen::Index i_chain = static_cast<Eigen::Index>(layout.nc + layout.nm + 4);
     if (start[i_chain] <= ClassParams::kNoChain + 1) start[i_chain] = std::log(100.0);
-    x = minimize(samples, layout, start, ridge, {2.0, 8.0, std::exp(params.log_theta)});
+    // Attention prefill's softmax: about a tenth of an SM-cycle per query-key pair to start (an
+    // exponential at 16 per SM-cycle plus the reductions). Other classes have no such term.
+    const Eigen::Index i_softmax = static_cast<Eigen::Index>(layout.nc + layout.nm + 6);
+    if (cls == KernelClass::AttentionPrefill && start[i_softmax] <= ClassParams::kNoSoftmax + 1)
+      start[i_softmax] = std::log(0.1);
+    if (freeze_theta) {
+      ridge[i_theta] = 1e6 * n;
+      // Nor does its memory efficiency see the log sizes of the keys per sequence and of the
+      // sequences (features 2 and 3, kept for files fitted before): held at 0.
+      for (const Eigen::Index i : {static_cast<Eigen::Index>(layout.nc + 2), static_cast<Eigen::Index>(layout.nc + 3)}) {
+        start[i] = 0.0;
+        ridge[i] = 1e6 * n;
+      }
+      x = minimize(samples, layout, start, ridge, {64.0});
+    } else {
+      x = minimize(samples, layout, start, ridge, {2.0, 8.0, std::exp(params.log_theta)});
+    }
   }
   return x;
 }

@@ -137,7 +137,7 @@ bool kernel_class(OpKind op, KernelClass* out) {
 }
 
 KernelFeatures kernel_features(const Kernel& k, const GpuSpec& gpu, double other_source, bool residual,
-                               double without_engine_quantisation) {
+                               double without_engine_quantisation, const GpuSpec* architecture) {
   KernelFeatures f;
   f.kernel = k;
   // The narrow-dtype terms (efficiency feature and floor) are an engine's quantise-and-scale work
@@ -178,10 +178,22 @@ KernelFeatures kernel_features(const Kernel& k, const GpuSpec& gpu, double other
       // and a longer key loop amortises each CTA's prologue and epilogue.
       const AttentionWork w = attention_work(k, gpu);
       f.narrow = narrow_dtype(k, gpu) * engine_narrow;
-      set(f.xc, f.nc, {1.0, 1.0 / (1.0 + w.waves), l2(w.queries_per_seq), l2(w.keys_per_seq), other_source, f.narrow});
+      // The tensor-core width, 16-bit FLOPs per SM-cycle over 1024 (log2: L40S 0, A100 1, H100 2,
+      // B200 2.9). A proxy, not a mechanism: the GPUs with wider tensor cores are also those whose
+      // attention kernels run them asynchronously (Hopper's wgmma, Blackwell's tcgen05) and reach
+      // a larger fraction of the peak (FA3 / TensorRT-LLM's FMHA ~0.7 at long prompts on H100 and
+      // B200 after the softmax term, FA2 ~0.5 on A100). Chosen by leaving each generation out.
+      const GpuSpec& arch = architecture != nullptr ? *architecture : gpu;
+      const double p16 = arch.supports(DType::BF16) ? arch.peak(DType::BF16) : arch.peak(k.dtype);
+      const double width =
+          std::log2(std::max(p16 / (static_cast<double>(arch.num_sms) * arch.clock_hz * 1024.0), 1e-3));
+      set(f.xc, f.nc,
+          {1.0, 1.0 / (1.0 + w.waves), l2(w.queries_per_seq), l2(w.keys_per_seq), other_source, f.narrow, width});
       set(f.xm, f.nm, {1.0, other_source});
       f.grid_waves = w.waves;
       f.t_chain = std::ceil(w.keys_per_seq / 64.0) / gpu.clock_hz;
+      // Query-key pairs over every query head: the FLOPs over 4 x head_dim (QK^T and PV).
+      if (k.k > 0) f.t_softmax = k.flops / (4.0 * kk) / (sms * gpu.clock_hz);
       break;
     }
     case KernelClass::AttentionDecode: {
@@ -189,6 +201,12 @@ KernelFeatures kernel_features(const Kernel& k, const GpuSpec& gpu, double other
       // bandwidth once enough (sequence, head) CTAs keep HBM busy.
       const AttentionWork w = attention_work(k, gpu);
       set(f.xc, f.nc, {1.0});
+      // Fitted, the memory efficiency sees only the waves: fewer (sequence, head) CTAs than SMs
+      // cannot keep HBM busy (Little's law). The log sizes of the keys per sequence and of the
+      // sequences (xm[2], xm[3]) let the sigmoid run off beyond the training range (an L40S decode
+      // of 1024 sequences of 2 keys came out 34x too slow with Ada left out): the fit holds their
+      // weights at 0 (efficiency_fit.cpp). They stay features so that calibration files fitted
+      // before, which weigh them, price as they did.
       set(f.xm, f.nm, {1.0, 1.0 / (1.0 + w.waves), l2(w.keys_per_seq), l2(m), other_source});
       f.grid_waves = w.waves;
       f.t_chain = std::ceil(w.keys_per_seq / 64.0) / gpu.clock_hz;
@@ -228,24 +246,30 @@ ParametricTerms EfficiencyModel::parametric_terms(const KernelFeatures& f, const
   t.floor = p.exp_t0(p.log_t0, exp) * (1.0 + p.exp_launch_per_wave(p.log_launch_per_wave, exp) * f.grid_waves);
   if (f.narrow != 0) t.floor *= p.exp_narrow(p.floor_narrow * f.narrow, exp);
   t.latency = f.t_chain * p.exp_chain(p.log_chain_cycles, exp);
+  if (f.t_softmax > 0 && p.log_softmax_cycles > ClassParams::kNoSoftmax) {
+    t.softmax = f.t_softmax * p.exp_softmax(p.log_softmax_cycles, exp);
+  }
   return t;
 }
 
 double ParametricTerms::body() const {
-  const double hi = std::max({compute, memory, sm, latency});
+  const double hi = std::max({compute, memory, sm, latency, softmax});
   // pow(1, p) = 1 and pow(0, p) = 0 exactly: the largest term (and an absent one) costs no call.
   auto relative = [&](double t) {
     const double r = t / hi;
     return r == 1.0 || r == 0.0 ? r : std::pow(r, power);
   };
   if (!(hi > 0)) return 0;
-  return hi * std::pow(relative(compute) + relative(memory) + relative(sm) + relative(latency), 1.0 / power);
+  return hi * std::pow(relative(compute) + relative(memory) + relative(sm) + relative(latency) + relative(softmax),
+                       1.0 / power);
 }
 
 Bound ParametricTerms::binding() const {
-  if (compute >= memory && compute >= sm && compute >= latency) return Bound::Compute;
-  if (memory >= sm && memory >= latency) return Bound::Memory;
-  return sm >= latency ? Bound::Sm : Bound::Latency;
+  // The softmax's exponentials and reductions are SM-side (non-tensor) work: bound `sm`.
+  const double side = std::max(sm, softmax);
+  if (compute >= memory && compute >= side && compute >= latency) return Bound::Compute;
+  if (memory >= side && memory >= latency) return Bound::Memory;
+  return side >= latency ? Bound::Sm : Bound::Latency;
 }
 
 double EfficiencyModel::parametric_seconds(const KernelFeatures& f, const ClassParams& p) {
@@ -275,7 +299,7 @@ KernelCost EfficiencyModel::cost(const Kernel& kernel, const GpuSpec& gpu, const
   // The source's efficiency offsets are the fit's nuisance terms (every prediction is of an
   // engine's kernels); whether the kernel carries an engine's fp8 quantise-and-scale work is the
   // source's own (`source`).
-  KernelFeatures f = kernel_features(kernel, gpu, 0.0, residual && calibrated == nullptr, source);
+  KernelFeatures f = kernel_features(kernel, gpu, 0.0, residual && calibrated == nullptr, source, calibrated);
   // The residual describes the calibrated GPU's own library choices (tiles, waves, split-K), not
   // physics: on a what-if spec it is read at the spec it was learned on, so only the parametric
   // (roofline-shaped) part moves with the change and the correction cannot fight the bound.
@@ -321,6 +345,8 @@ std::string EfficiencyModel::to_yaml() const {
     if (p.floor_narrow != 0) out << YAML::Key << "floor_narrow" << YAML::Value << p.floor_narrow;
     if (p.log_chain_cycles > ClassParams::kNoChain)
       out << YAML::Key << "cycles_per_iteration" << YAML::Value << std::exp(p.log_chain_cycles);
+    if (p.log_softmax_cycles > ClassParams::kNoSoftmax)
+      out << YAML::Key << "cycles_per_softmax_pair" << YAML::Value << std::exp(p.log_softmax_cycles);
     out << YAML::Key << "w_compute" << YAML::Value << YAML::Flow << p.wc;
     out << YAML::Key << "w_memory" << YAML::Value << YAML::Flow << p.wm;
     if (!p.residual.empty()) {
@@ -399,6 +425,13 @@ EfficiencyModel EfficiencyModel::from_yaml(const std::string& text, const std::s
           throw std::runtime_error(std::string("classes.") + kClassNames[c] +
                                    ".cycles_per_iteration: expected a finite number >= 0");
         p.log_chain_cycles = v > 0 ? std::max(std::log(v), ClassParams::kNoChain) : ClassParams::kNoChain;
+      }
+      if (const YAML::Node sm = n["cycles_per_softmax_pair"]) {  // files from before it have none
+        const double v = sm.as<double>();
+        if (!(v >= 0) || !std::isfinite(v))
+          throw std::runtime_error(std::string("classes.") + kClassNames[c] +
+                                   ".cycles_per_softmax_pair: expected a finite number >= 0");
+        p.log_softmax_cycles = v > 0 ? std::max(std::log(v), ClassParams::kNoSoftmax) : ClassParams::kNoSoftmax;
       }
       // Files from before the grid-size term have none.
       if (const YAML::Node lpw = n["launch_per_wave"]) {

@@ -69,6 +69,11 @@ struct KernelFeatures {
   // per iteration, s. GEMM: K in steps of 64 (over the split-K that fills the SMs); attention: the
   // keys of a sequence in steps of 64 (decode: over the split that fills the SMs); else 0.
   double t_chain = 0;
+  // Attention's query-key pairs (over every query head) over SMs x clock: the time at one pair per
+  // SM-cycle. Each pair costs an exponential on the SM's special-function units (16 per SM-cycle on
+  // every NVIDIA GPU since Volta) plus the softmax's scaling, max and sum on the CUDA cores, work
+  // the tensor cores do not speed up. 0 for other classes.
+  double t_softmax = 0;
   // log2 of the dtype's peak over the 16-bit peak (1 for fp8 on Hopper; 0 for 16-bit kernels, and
   // for a source whose fp8 GEMMs take quantised inputs: the narrow terms are an engine's
   // quantise-and-scale work).
@@ -93,8 +98,12 @@ struct KernelFeatures {
 // `without_engine_quantisation`: 1 when the kernel's narrow-dtype product runs without an
 // engine's quantise-and-scale work around it (XLA's tables time the product alone), which zeroes
 // the narrow-dtype feature and floor; negative (the default): the same as `other_source`.
+// `architecture`: the spec whose tensor-core width names the architecture (prefill attention's
+// efficiency feature): the calibrated GPU when `gpu` is a what-if variant of it (a spec change
+// moves the roofline terms, not the design of the kernels written for the GPU); null: `gpu`.
 KernelFeatures kernel_features(const Kernel& kernel, const GpuSpec& gpu, double other_source = 0.0,
-                               bool residual = true, double without_engine_quantisation = -1.0);
+                               bool residual = true, double without_engine_quantisation = -1.0,
+                               const GpuSpec* architecture = nullptr);
 
 // f(x) remembered for the last x (compared bit for bit, so the result is exactly f(x)).
 class LastValue {
@@ -137,6 +146,10 @@ struct ClassParams {
   // Engine-source kernels only (KernelFeatures::narrow is 0 for XLA's tables, whose fp8 GEMMs take
   // quantised inputs).
   double floor_narrow = 0;
+  // SM-cycles per query-key pair of attention's softmax (KernelFeatures::t_softmax). exp(-30) or
+  // less: none (files from before it, classes without a softmax).
+  double log_softmax_cycles = kNoSoftmax;
+  static constexpr double kNoSoftmax = -30.0;
   bool fitted = false;
   BoostedTrees residual;  // log(measured / parametric); empty = none
   BoostSelection residual_selection;  // how the residual's settings were chosen (folds 0: not by CV)
@@ -145,7 +158,8 @@ struct ClassParams {
   // features are constant (attention's memory side in prefill, compute side in decode). Five of
   // the six exp() calls of a kernel no memo knows. Keyed by value, so fitting may change the
   // parameters freely.
-  LastValue exp_t0, exp_p_minus_1, exp_theta, exp_launch_per_wave, exp_chain, exp_narrow, sigmoid_c, sigmoid_m;
+  LastValue exp_t0, exp_p_minus_1, exp_theta, exp_launch_per_wave, exp_chain, exp_narrow, exp_softmax, sigmoid_c,
+      sigmoid_m;
   ResidualFade residual_fade;         // how the residual extrapolates beyond the fitted work
   // The sweep's own measurements of its shape families (measured_families.hpp); empty: none kept.
   MeasuredFamilies measured;
@@ -157,6 +171,7 @@ struct ClassParams {
 struct ParametricTerms {
   double compute = 0, memory = 0, sm = 0;  // t_c / eta_c, t_m / eta_m, t_s / theta (s)
   double latency = 0;                      // t_chain x cycles per iteration (s)
+  double softmax = 0;                      // t_softmax x cycles per pair (s): SM-side, bound `sm`
   double floor = 0;                        // t0 (s)
   double power = 4;
   double body() const;

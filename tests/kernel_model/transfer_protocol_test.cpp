@@ -114,3 +114,45 @@ TEST(LaunchLatency, GrowsWithTheGridAsAmaliSays) {
     EXPECT_NE(std::string(e.what()).find("launch_per_wave"), std::string::npos) << e.what();
   }
 }
+
+// Attention prefill's softmax: an exponential per query-key pair (and head) on the SMs' special-
+// function units, which the tensor cores do not speed up. t = pairs x cycles_per_softmax_pair /
+// (SMs x clock), read from the file; it scales with SMs and clock, not with the tensor peak.
+TEST(SoftmaxTerm, ScalesWithSmsAndClockNotWithTheTensorPeak) {
+  const std::string yaml =
+      "kernel_efficiency_model: 1\nclasses:\n  attention_prefill: {fitted: true, t0_us: 1, softmax_p: 29, "
+      "bytes_per_sm_cycle: 10000, cycles_per_softmax_pair: 0.5, w_compute: [10], w_memory: [10]}\n";
+  const EfficiencyModel with = EfficiencyModel::from_yaml(yaml, "t.yaml");
+  std::string without_text = yaml;
+  without_text.replace(without_text.find("cycles_per_softmax_pair: 0.5, "), 30, "");
+  const EfficiencyModel without = EfficiencyModel::from_yaml(without_text, "t.yaml");
+  const GpuSpec& h100 = *find_builtin_gpu("h100_sxm");  // 132 SMs at 1.83 GHz, 989 TFLOP/s bf16
+  const std::int64_t s = 8192;
+  const Kernel k = make_attention_prefill("attn", 1, s, s, s * (s + 1) / 2, 32, 8, 128, DType::BF16, DType::BF16);
+  const double pairs = 32.0 * static_cast<double>(s * (s + 1) / 2);
+  const double softmax = pairs * 0.5 / (132 * 1.83e9);  // 4x the tensor time at this rate
+  auto body = [](const KernelCost& c) { return c.seconds - c.launch_seconds; };
+  const KernelCost c = with.cost(k, h100);
+  EXPECT_NEAR(body(c), softmax, 0.01 * softmax);
+  EXPECT_EQ(c.bound, Bound::Sm);
+  // Without the key (files from before it): the tensor time alone.
+  const KernelCost plain = without.cost(k, h100);
+  EXPECT_EQ(plain.bound, Bound::Compute);
+  EXPECT_LT(body(plain), 0.3 * softmax);
+  // 2x tensor peak: the softmax-bound kernel barely moves; 2x SMs: it halves.
+  GpuSpec faster_tc = h100, more_sms = h100;
+  faster_tc.peak_flops[DType::BF16] *= 2;
+  more_sms.num_sms *= 2;
+  EXPECT_NEAR(body(with.cost(k, faster_tc)), body(c), 0.01 * body(c));
+  EXPECT_NEAR(body(with.cost(k, more_sms)), body(c) / 2, 0.01 * body(c));
+  // Round trip keeps the term; a negative one is an error naming the key.
+  EXPECT_NEAR(body(EfficiencyModel::from_yaml(with.to_yaml(), "again.yaml").cost(k, h100)), body(c), 1e-12);
+  std::string bad = yaml;
+  bad.replace(bad.find("pair: 0.5"), 9, "pair: -1");
+  try {
+    EfficiencyModel::from_yaml(bad, "bad.yaml");
+    FAIL() << "accepted a negative cycles_per_softmax_pair";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("cycles_per_softmax_pair"), std::string::npos) << e.what();
+  }
+}

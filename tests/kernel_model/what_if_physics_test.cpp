@@ -186,3 +186,33 @@ TEST(WhatIfPhysics, LaunchShareNeverExceedsTheTimeOnAnyShippedTargetCalibration)
     }
   }
 }
+
+// A newer GPU is never slower than an older one on the same prefill attention unless its specs
+// say so: on the cross-gen tier (each GPU priced by the model fitted without its generation), an
+// H100 is not slower than an A100, a B200 not slower than an H100, and an H200 (same SMs, clock
+// and tensor peak as H100, more bandwidth) within 2% of an H100 or faster. Issue 17 found an 8k
+// prompt's attention slower on H100 than on A100.
+TEST(WhatIfPhysics, NewerGpuIsNeverSlowerOnPrefillAttention) {
+  const DType bf = DType::BF16;
+  std::vector<Case> prompts;
+  for (const std::int64_t s : {2048LL, 8192LL, 32768LL})
+    prompts.push_back({"prefill", make_attention_prefill("attn", 1, s, s, s * (s + 1) / 2, 32, 8, 128, bf, bf)});
+  prompts.push_back({"prefill b16 x 1k", make_attention_prefill("attn", 16, 16 * 1024, 16 * 1024, 16 * 1024 * 1025 / 2, 64, 8, 128, bf, bf)});
+  for (const char* engine : {"", "trtllm", "vllm", "sglang"}) {
+    auto seconds = [&](const char* gpu, const Kernel& k) {
+      const KernelCostModel m(Tier::CrossGen, *find_builtin_gpu(gpu), tier_model(Tier::CrossGen, gpu, "", engine),
+                              kRooflineLaunchSeconds);
+      return m.cost(k).seconds;
+    };
+    for (const Case& p : prompts) {
+      const std::string where = std::string(p.what) + " " + std::to_string(p.kernel.m) + " queries, engine '" + engine + "'";
+      const double a100 = seconds("a100_sxm_80gb", p.kernel), h100 = seconds("h100_sxm", p.kernel),
+                   h200 = seconds("h200", p.kernel), b200 = seconds("b200", p.kernel);
+      EXPECT_LE(h100, a100) << where << ": H100 " << h100 * 1e6 << " us, A100 " << a100 * 1e6 << " us";
+      EXPECT_LE(b200, h100) << where << ": B200 " << b200 * 1e6 << " us, H100 " << h100 * 1e6 << " us";
+      EXPECT_LE(h200, 1.02 * h100) << where << ": H200 " << h200 * 1e6 << " us, H100 " << h100 * 1e6 << " us";
+    }
+  }
+}
+
+TEST(WhatIfPhysics, CrossGenTierFollowsTheBoundsOnBlackwell) { check_grid({Tier::CrossGen, "b200"}); }
