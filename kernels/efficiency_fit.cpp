@@ -162,7 +162,7 @@ Eigen::VectorXd fit_parametric(const std::vector<Sample>& samples, const Layout&
     // Decode attention streams the KV cache: its SM-side rate (bytes per SM-cycle) stays out of
     // the way. Fitted, it settled below the bytes per SM-cycle of HBM of newer GPUs (B200: 27)
     // and made a Blackwell decode bound by it rather than by the bandwidth.
-    const bool freeze_theta = cls == KernelClass::AttentionDecode;
+    const bool freeze_theta = options.transferable_decode && cls == KernelClass::AttentionDecode;
     // A prior without the launch's grid-size term starts (and is pulled) from a small one, where
     // it has a gradient.
     Eigen::VectorXd start = prior;

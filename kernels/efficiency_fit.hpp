@@ -29,6 +29,11 @@ struct FitOptions {
   // size-dependent behaviour does not carry from one GPU to another (measured: leaving one GPU
   // out, the full model is worse than the roofline), so the cross-gen tier keeps them simple.
   bool transferable_elementwise = false;
+  // Decode attention fits only its waves-over-SMs memory feature, with the SM-side rate fixed at
+  // 64 bytes per SM-cycle: what carries to another generation (docs/kernel-model.md, "Attention
+  // across generations"). A GPU's own sweep (the target tier) fits every feature: the restricted
+  // form made held-out target decode worse (H200 39.5 -> 47.1%, validate_kernels.sh).
+  bool transferable_decode = false;
   BoostOptions boost;
 };
 
