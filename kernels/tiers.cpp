@@ -31,8 +31,13 @@ std::vector<Measurement> load_sweeps(const std::string& dir_in) {
   const std::string dir = dir_in.empty() ? data_dir() + "/sweeps" : dir_in;
   if (!fs::is_directory(dir)) throw CsvError(dir + ": sweep folder not found (set KERNELSIGHT_DATA_DIR?)");
   std::vector<fs::path> files;
-  for (const auto& e : fs::recursive_directory_iterator(dir))
-    if (e.is_regular_file() && e.path().extension() == ".csv") files.push_back(e.path());
+  for (auto it = fs::recursive_directory_iterator(dir); it != fs::recursive_directory_iterator(); ++it) {
+    if (it->is_directory() && fs::exists(it->path() / kHeldOutMarker)) {
+      it.disable_recursion_pending();  // a test set: no fit may read it
+      continue;
+    }
+    if (it->is_regular_file() && it->path().extension() == ".csv") files.push_back(it->path());
+  }
   std::sort(files.begin(), files.end());
   std::vector<Measurement> rows;
   for (const auto& f : files) {

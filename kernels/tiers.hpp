@@ -24,7 +24,12 @@ std::string_view tier_name(Tier tier);
 // Launch latency of the roofline baseline.
 constexpr double kRooflineLaunchSeconds = 2e-6;
 
-// Every sweep (*.csv) under `dir` (default: <data_dir>/sweeps), subfolders included, in path order.
+// A subfolder of a sweep folder holding a file of this name is a test set: load_sweeps skips it
+// (data/sweeps/microbench/, the real-GPU sweeps scripts/validate_hardware.sh scores).
+inline constexpr const char* kHeldOutMarker = "HELD_OUT";
+
+// Every sweep (*.csv) under `dir` (default: <data_dir>/sweeps), subfolders included except those
+// marked held out (kHeldOutMarker), in path order.
 std::vector<Measurement> load_sweeps(const std::string& dir = "");
 
 // The serving engine whose kernels a row measured: its `framework` column, else the engine named

@@ -1,11 +1,16 @@
 // The pieces of the transfer protocol: shape-family folds, leaving a whole generation (and other
 // engines' rows) out of the cross-gen fit, the calibration file a GPU and engine select, and the
-// launch latency's grid-size term (AMALI: KLL = s x grid size + k).
+// launch latency's grid-size term (AMALI: KLL = s x grid size + k), held-out sweep folders.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 #include <set>
 
+#include <unistd.h>
+
+#include "base/util/data_dir.hpp"
 #include "kernels/calibration_store.hpp"
 #include "kernels/efficiency_model.hpp"
 #include "kernels/gpu_catalog.hpp"
@@ -34,6 +39,35 @@ Measurement gemm_row(const std::string& gpu, const std::string& source, std::int
 }
 
 }  // namespace
+
+// A subfolder marked held out (the real-GPU test set) is never read for training; every other
+// subfolder is (AIConfigurator's tables live in one).
+TEST(LoadSweeps, SkipsFoldersMarkedHeldOut) {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / ("ks_load_sweeps_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::create_directories(dir / "imported");
+  fs::create_directories(dir / "measured_here");
+  auto write = [](const fs::path& path, std::int64_t m) {
+    std::ofstream(path) << format_sweep({gemm_row("h100_sxm", "s", m, 4096, 4096, 10)});
+  };
+  write(dir / "top.csv", 1);
+  write(dir / "imported" / "table.csv", 2);
+  write(dir / "measured_here" / "sweep.csv", 3);
+  std::ofstream(dir / "measured_here" / kHeldOutMarker) << "test set\n";
+  const auto rows = load_sweeps(dir.string());
+  std::set<std::int64_t> ms;
+  for (const Measurement& r : rows) ms.insert(r.shape.m);
+  EXPECT_EQ(ms, (std::set<std::int64_t>{1, 2}));
+  fs::remove_all(dir);
+}
+
+// The shipped real-GPU sweeps (data/sweeps/microbench/, PyTorch rows) are marked held out: no
+// row of them reaches a cross-gen fit or a target calibration's prior.
+TEST(LoadSweeps, ShippedMicrobenchSweepsAreHeldOut) {
+  ASSERT_TRUE(std::filesystem::exists(data_dir() + "/sweeps/microbench/" + kHeldOutMarker));
+  for (const Measurement& r : load_sweeps()) EXPECT_EQ(r.source.find("pytorch"), std::string::npos) << r.source;
+}
 
 // Every M of one N x K lands in the same fold, the same on every GPU; the folds split families.
 TEST(FamilyFold, KeepsWholeFamiliesTogether) {
