@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Regenerates the shipped kernel-model calibrations (data/calibration/) from the shipped sweeps
 # (data/sweeps/, AIConfigurator's tables under data/sweeps/aiconfigurator/). Deterministic: the
-# same sweeps give byte-identical files. About 20 min of CPU on this machine.
+# same sweeps give byte-identical files. About 40 min of CPU (38 min user, 45 min wall on 2 shared
+# cores, 2026-11-26).
 #   cross_gen[.<engine>].yaml                    every GPU's sweeps
 #   cross_gen_without_<generation>[.<engine>].yaml  every GPU of that generation left out: what a GPU of
 #                                                that generation gets in the cross-gen tier
