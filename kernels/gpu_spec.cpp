@@ -3,6 +3,7 @@
 #include <memory>
 #include <mutex>
 #include <stdexcept>
+#include <tuple>
 
 #include "kernels/ascii.hpp"
 #include "kernels/builtin_data.hpp"
@@ -17,6 +18,14 @@ double GpuSpec::peak(DType dtype) const {
                                 std::string(dtype_name(dtype)) + " (no peak FLOP/s given)");
   }
   return it->second;
+}
+
+bool GpuSpec::operator==(const GpuSpec& o) const {
+  auto fields = [](const GpuSpec& g) {
+    return std::tie(g.name, g.peak_flops, g.hbm_bandwidth, g.memory_bytes, g.num_sms, g.l2_bytes, g.clock_hz,
+                    g.nvlink_bandwidth, g.pcie_bandwidth, g.vendor, g.generation, g.description, g.source, g.sources);
+  };
+  return fields(*this) == fields(o);
 }
 
 namespace {

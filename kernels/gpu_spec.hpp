@@ -39,6 +39,9 @@ struct GpuSpec {
   // Throws std::invalid_argument if this GPU has no peak for dtype (e.g. fp8 on A100).
   double peak(DType dtype) const;
   bool supports(DType dtype) const { return peak_flops.count(dtype) != 0; }
+  // Every field (a new field belongs here too: shared cost models are matched by it).
+  bool operator==(const GpuSpec& o) const;
+  bool operator!=(const GpuSpec& o) const { return !(*this == o); }
 };
 
 // The shipped catalog (data/gpus/*.yaml, embedded at build time); nullptr if unknown.

@@ -57,6 +57,14 @@ void KernelCostModel::set_time_scales(const std::array<double, kNumKernelClasses
   memo_.clear();
 }
 
+bool KernelCostModel::prices_like(const KernelCostModel& o) const {
+  const bool same_calibrated =
+      calibrated_ == nullptr || o.calibrated_ == nullptr ? calibrated_ == o.calibrated_ : *calibrated_ == *o.calibrated_;
+  // Models are compared by identity: calibration_store caches each file's model for the process.
+  return tier_ == o.tier_ && gpu_ == o.gpu_ && same_calibrated && model_ == o.model_ &&
+         roofline_launch_s_ == o.roofline_launch_s_ && scales_ == o.scales_ && memoise_ == o.memoise_;
+}
+
 KernelCost KernelCostModel::cost(const Kernel& kernel) const {
   ++lookups_;
   if (!memoise_) {

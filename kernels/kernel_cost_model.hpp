@@ -37,6 +37,9 @@ class KernelCostModel {
   const GpuSpec& gpu() const { return gpu_; }
   std::uint64_t lookups() const { return lookups_; }
   std::uint64_t misses() const { return misses_; }
+  // Gives every kernel the same price as `other` does: same tier, GPU, calibrated GPU, model,
+  // launch cost, time scales and memoisation.
+  bool prices_like(const KernelCostModel& other) const;
 
  private:
   struct Key {

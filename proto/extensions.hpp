@@ -55,10 +55,11 @@ struct CollectiveTime {
 };
 
 // A group's collective counters.
+// Times in integer picoseconds: sums are exact, so n repeats of a layer add n times its total.
 struct CollectiveTally {
   std::uint64_t count = 0;
-  double seconds = 0;          // summed durations
-  double exposed_seconds = 0;  // compute held back by them
+  sc_core::sc_time busy;     // summed durations
+  sc_core::sc_time exposed;  // compute held back by them
 };
 
 // One rank's step, as another identical rank can reuse it.

@@ -12,6 +12,7 @@
 #include "kernels/gpu_override.hpp"
 #include "kernels/kernel_cost_model.hpp"
 #include "kernels/kernel_uncertainty.hpp"
+#include "kernels/shared_cost_model.hpp"
 #include "kernels/spec_error.hpp"
 
 namespace ks::hw {
@@ -22,11 +23,12 @@ kernels::GpuSpec base_spec(const config::Params& params);
 class CatalogGpu final : public GpuModule {
  public:
   CatalogGpu(const GpuArgs& args, const kernels::GpuSpec& spec)
-      : GpuModule(args.instance_name.c_str(), args.device_id), costs_(make_cost_model(args, spec)) {}
+      : GpuModule(args.instance_name.c_str(), args.device_id),
+        costs_(kernels::shared_cost_model(make_cost_model(args, spec))) {}
 
-  const kernels::GpuSpec& spec() const override { return costs_.gpu(); }
-  kernels::KernelCost kernel_cost(const kernels::Kernel& kernel) const override { return costs_.cost(kernel); }
-  bool reuses_kernel_costs() const override { return costs_.memoise(); }
+  const kernels::GpuSpec& spec() const override { return costs_->gpu(); }
+  kernels::KernelCost kernel_cost(const kernels::Kernel& kernel) const override { return costs_->cost(kernel); }
+  bool reuses_kernel_costs() const override { return costs_->memoise(); }
 
  private:
   static kernels::KernelCostModel make_cost_model(const GpuArgs& args, const kernels::GpuSpec& spec) {
@@ -57,7 +59,7 @@ class CatalogGpu final : public GpuModule {
     return costs;
   }
 
-  kernels::KernelCostModel costs_;
+  std::shared_ptr<const kernels::KernelCostModel> costs_;  // shared with the GPUs that price alike
 };
 
 std::string known_gpus() {

@@ -233,10 +233,10 @@ void GpuModule::launch_step_with_collectives(proto::StepLaunch& st, const sc_cor
     for (const auto* part : {&pre_, &layer_, &post_})
       for (const PricedKernel& p : *part) st.replay.durations.push_back(p.duration);
   }
-  proto::CollectiveTally* tally = st.count_collectives ? &st.tally : nullptr;
+  // The group's collectives, counted by one rank: a layer's own tally, and the step's.
+  proto::CollectiveTally layer_tally, step_tally;
   sc_core::sc_time issued = issue_time;
   bool issue_bound = false;  // the issue time decided a maximum (the launch-bound side)
-  layer_tally_.clear();
   auto run_one = [&](const PricedKernel& p) {
     issued += L;
     if (p.slots.row != nullptr) {
@@ -251,49 +251,53 @@ void GpuModule::launch_step_with_collectives(proto::StepLaunch& st, const sc_cor
     comm_free = std::max(comm_free, finish);
     const sc_core::sc_time could_go = std::max(issued, compute_done);  // the compute stream waits
     compute_free = std::max(compute_free, finish);
-    if (tally != nullptr) {
-      const CollectiveShare share{sim::to_seconds(finish - ready),
-                                  finish > could_go ? sim::to_seconds(finish - could_go) : -1.0};
-      layer_tally_.push_back(share);
-      add_share(*tally, share);
-    }
+    ++layer_tally.count;
+    layer_tally.busy += finish - ready;
+    if (finish > could_go) layer_tally.exposed += finish - could_go;
+  };
+  auto add_layer_tally = [&](sc_dt::uint64 times) {
+    step_tally.count += layer_tally.count * times;
+    step_tally.busy += sc_core::sc_time::from_value(layer_tally.busy.value() * times);
+    step_tally.exposed += sc_core::sc_time::from_value(layer_tally.exposed.value() * times);
+    layer_tally = {};
   };
   for (const PricedKernel& p : pre_) run_one(p);
+  add_layer_tally(1);
   // Layers one by one until one of them maps its start (compute, comm and issue times) to its end
   // by adding the same time to each, or to the two stream times when the issue time decided
   // nothing in it and advances no faster. The walk is a max-plus recurrence, so shifting its
   // inputs shifts its outputs: every later layer then repeats that one shifted, with the same
   // collective durations and exposure, and the rest is a multiplication (the same integer
-  // picoseconds as the walk; the tally adds the same values in the same order).
+  // picoseconds as the walk, the tally's too).
   const int n = st.kernels.num_layers;
   for (int layer = 0; layer < n; ++layer) {
     const sc_core::sc_time c0 = compute_free, m0 = comm_free, i0 = issued;
     issue_bound = false;
-    layer_tally_.clear();
     for (const PricedKernel& p : layer_) run_one(p);
     const sc_core::sc_time dc = compute_free - c0, dm = comm_free - m0, di = issued - i0;
-    if (dc != dm || !(dc == di || (!issue_bound && dc >= di))) continue;
+    if (dc != dm || !(dc == di || (!issue_bound && dc >= di))) {
+      add_layer_tally(1);
+      continue;
+    }
     const auto rest = static_cast<sc_dt::uint64>(n - 1 - layer);
     compute_free += sc_core::sc_time::from_value(dc.value() * rest);
     comm_free += sc_core::sc_time::from_value(dm.value() * rest);
     issued += sc_core::sc_time::from_value(di.value() * rest);
-    if (tally != nullptr)
-      for (sc_dt::uint64 r = 0; r < rest; ++r)
-        for (const CollectiveShare& share : layer_tally_) add_share(*tally, share);
+    add_layer_tally(rest + 1);
     break;
   }
   for (const PricedKernel& p : post_) run_one(p);
+  add_layer_tally(1);
+  if (st.count_collectives) {
+    st.tally.count += step_tally.count;
+    st.tally.busy += step_tally.busy;
+    st.tally.exposed += step_tally.exposed;
+  }
   st.finish = std::max(compute_free, comm_free);
   if (record) {
     st.replay.compute_after = compute_free;
     st.replay.comm_after = comm_free;
   }
-}
-
-void GpuModule::add_share(proto::CollectiveTally& tally, const CollectiveShare& share) {
-  ++tally.count;
-  tally.seconds += share.seconds;
-  if (share.exposed_seconds >= 0) tally.exposed_seconds += share.exposed_seconds;
 }
 
 // The recurrence is deterministic: the same start and the same durations give the same end.

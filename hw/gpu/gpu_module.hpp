@@ -101,11 +101,6 @@ class GpuModule : public sc_core::sc_module {
                                    const kernels::Kernel& collective) const;
   void launch_step_closed_form(proto::StepLaunch& step, const sc_core::sc_time& issue_time);
   void launch_step_with_collectives(proto::StepLaunch& step, const sc_core::sc_time& issue_time);
-  // What one collective of a layer adds to its group's tally (exposed < 0: nothing exposed).
-  struct CollectiveShare {
-    double seconds, exposed_seconds;
-  };
-  static void add_share(proto::CollectiveTally& tally, const CollectiveShare& share);
   bool replay_matches(const proto::StepReplay& replay, const sc_core::sc_time& issue,
                       const sc_core::sc_time& compute_free, const sc_core::sc_time& comm_free) const;
 
@@ -120,7 +115,6 @@ class GpuModule : public sc_core::sc_module {
   std::vector<PricedKernel> pre_, layer_, post_;  // launch_step scratch: no allocation per step
   std::uint64_t priced_version_ = 0;               // the StepKernels::version they hold (0: none)
   std::uint64_t no_collective_version_ = 0;        // a StepKernels::version checked to hold no collective
-  std::vector<CollectiveShare> layer_tally_;       // launch_step_with_collectives scratch
 };
 
 // What a GPU kind's factory receives.

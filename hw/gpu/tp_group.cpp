@@ -76,14 +76,14 @@ void TpGroup::collective(proto::KernelLaunch& k, const sc_core::sc_time& issue) 
   }
   k.finish = ready;
   const double seconds = sim::to_seconds(k.finish - k.start);
-  tally_.seconds += seconds;
+  tally_.busy += k.finish - k.start;
   k.cost = {seconds / k.repeat, 0, 0, 0, kernels::Bound::Communication, 1.0};
   if (trace_ != nullptr) trace_->kernel(trace_track_, k.step, k.kernel.name, "collective", k.start.value(), k.finish.value());
   wait_stream(kCommStream, k.finish);
   if (!k.overlap) {
     // Held back: from when compute could have gone on (input ready and launch issued) to the end.
     const sc_core::sc_time could_go = std::max(issue, compute_done);
-    if (k.finish > could_go) tally_.exposed_seconds += sim::to_seconds(k.finish - could_go);
+    if (k.finish > could_go) tally_.exposed += k.finish - could_go;
     wait_stream(kComputeStream, k.finish);
   }
 }

@@ -24,6 +24,7 @@
 #include "proto/payload_pool.hpp"
 #include "proto/protocol.hpp"
 #include "base/util/trace_recorder.hpp"
+#include "sc_modules/sim/time.hpp"
 
 namespace ks::hw {
 
@@ -41,8 +42,8 @@ class TpGroup : public sc_core::sc_module {
   int size() const { return static_cast<int>(ranks_.size()); }
   const std::vector<int>& device_ids() const { return device_ids_; }
   std::uint64_t collectives() const { return tally_.count; }
-  double comm_seconds() const { return tally_.seconds; }                   // summed collective durations
-  double exposed_comm_seconds() const { return tally_.exposed_seconds; }  // compute streams held back by them
+  double comm_seconds() const { return sim::to_seconds(tally_.busy); }                   // summed collective durations
+  double exposed_comm_seconds() const { return sim::to_seconds(tally_.exposed); }  // compute streams held back by them
   // Records each collective on `track` (nullptr: no tracing, the default).
   void set_trace(util::TraceRecorder* trace, int track) {
     trace_ = trace;

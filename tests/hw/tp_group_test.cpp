@@ -278,8 +278,8 @@ TEST(GpuModule, StepWithCollectiveTimesAsValuesRunsWithoutAGroup) {
                            gemm_seconds(512, *gpu);
     EXPECT_NEAR(host.synchronize(), compute + 2 * layers * ar, 1e-9);
     EXPECT_EQ(ext.tally.count, 2u * layers);
-    EXPECT_NEAR(ext.tally.seconds, 2 * layers * ar, 1e-12);
-    EXPECT_NEAR(ext.tally.exposed_seconds, 2 * layers * ar, 1e-12);
+    EXPECT_NEAR(sim::to_seconds(ext.tally.busy), 2 * layers * ar, 1e-12);
+    EXPECT_NEAR(sim::to_seconds(ext.tally.exposed), 2 * layers * ar, 1e-12);
   });
   env.run();
   EXPECT_EQ(gpu->kernels_executed(), 2u + 2u * layers);  // the GEMMs; collectives are not run here

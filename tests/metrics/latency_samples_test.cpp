@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <random>
 #include <vector>
 
@@ -39,6 +40,27 @@ TEST(LatencySamples, RunsGiveTheStatisticsOfTheExpandedSamples) {
   EXPECT_NEAR(runs.mean_ms, expanded.mean_ms, 1e-12 * expanded.mean_ms);  // sums in another order
   EXPECT_NEAR(runs.std_ms, expanded.std_ms, 1e-9 * expanded.std_ms);
   for (double q : {0.0, 12.5, 50.0, 77.7, 100.0}) EXPECT_EQ(samples.percentile(q), percentile(gaps, q)) << q;
+}
+
+// Long runs are sorted by their values' bit patterns: values across many binades, zero, negative
+// values and values repeated in runs far apart must come out in numeric order all the same.
+TEST(LatencySamples, LongRunListsSortLikeTheExpandedSamples) {
+  std::mt19937_64 rng(11);
+  std::uniform_real_distribution<double> exponent(-12.0, 3.0);
+  std::uniform_int_distribution<int> count(1, 5);
+  std::vector<double> values;
+  LatencySamples samples;
+  for (int i = 0; i < 20000; ++i) {
+    double v = std::pow(10.0, exponent(rng));
+    if (i % 97 == 0) v = 0.0;
+    if (i % 89 == 0) v = -v;
+    if (i % 13 == 0 && !values.empty()) v = values[values.size() / 2];  // a value seen before
+    const int c = count(rng);
+    samples.add(v, static_cast<std::uint64_t>(c));
+    values.insert(values.end(), static_cast<std::size_t>(c), v);
+  }
+  ASSERT_GT(samples.runs(), 10000u);
+  for (double q = 0.0; q <= 100.0; q += 0.5) EXPECT_EQ(samples.percentile(q), percentile(values, q)) << q;
 }
 
 TEST(LatencySamples, CountsWeightTheirValues) {
