@@ -1,5 +1,6 @@
 #include "serving/request_source.hpp"
 
+#include <stdexcept>
 #include <utility>
 
 namespace ks::serving {
@@ -43,25 +44,26 @@ RequestSource::RequestSource(sim::Environment& env, Workload& workload, RequestS
       replicas_(std::move(replicas)),
       router_(router),
       submit_(std::move(submit)) {
-  if (workload_.max_concurrency() > 0) completions_ = std::make_unique<sim::Store<int>>(env_);
+  if (const auto n = static_cast<double>(workload_.max_concurrency()); n > 0)
+    free_slots_ = std::make_unique<sim::Container>(env_, n, n);
   env_.process([this] { loop(); }, "request_source");
 }
 
 void RequestSource::finished() {
-  if (completions_) completions_->put(1);
+  if (!free_slots_) return;
+  if (free_slots_->level() >= free_slots_->capacity())
+    throw std::logic_error("request_source: a request finished that held no client slot");
+  free_slots_->put(1);
 }
 
 void RequestSource::loop() {
   std::vector<ReplicaLoad> loads(replicas_.size());
-  const std::int64_t concurrency = workload_.max_concurrency();
-  std::int64_t in_flight = 0;
+  const bool closed_loop = free_slots_ != nullptr;
+  bool holding_slot = false;  // taken for the next request (kept when that one is rejected)
   for (;;) {
-    if (concurrency > 0) {  // closed loop: wait for a free slot, then send at once
-      while (completions_->try_get()) --in_flight;
-      while (in_flight >= concurrency) {
-        completions_->get();
-        --in_flight;
-      }
+    if (closed_loop && !holding_slot) {  // wait for a free slot, then send at once
+      if (!free_slots_->try_get(1)) free_slots_->get(1);
+      holding_slot = true;
       if (workload_.duration_s() > 0 && env_.now_seconds() > workload_.duration_s()) break;
     }
     auto spec = workload_.next();
@@ -74,7 +76,7 @@ void RequestSource::loop() {
       ++context_rejected_;
       continue;
     }
-    if (concurrency == 0) {
+    if (!closed_loop) {
       const double wait = spec->arrival_s - env_.now_seconds();
       if (wait > 0) env_.hold(sim::seconds(wait));
     }
@@ -93,7 +95,7 @@ void RequestSource::loop() {
                                   "request " + std::to_string(r.id) + " is longer than the context length " +
                                       std::to_string(settings_.max_model_len) + ": cap the workload's lengths");
       submit_(&r);
-      ++in_flight;
+      holding_slot = false;
       continue;
     }
     for (std::size_t i = 0; i < replicas_.size(); ++i) loads[i].outstanding = replicas_[i]->outstanding();
@@ -109,7 +111,7 @@ void RequestSource::loop() {
               "): cap the workload's lengths (e.g. prompt_max / output_max) or use a longer-context model");
     r.replica = static_cast<std::int64_t>(target);
     replicas_.at(target)->submit(&r);
-    ++in_flight;
+    holding_slot = false;
   }
 }
 

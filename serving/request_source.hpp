@@ -56,7 +56,8 @@ class RequestSource {
   std::vector<Replica*> replicas_;
   Router* router_;
   std::function<void(Request*)> submit_;
-  std::unique_ptr<sim::Store<int>> completions_;  // closed loop: one item per finished request
+  // Closed loop: the client's free slots (max_concurrency); a request takes one, finishing returns it.
+  std::unique_ptr<sim::Container> free_slots_;
   std::deque<Request> requests_;
   std::int64_t submitted_ = 0;
   std::int64_t context_rejected_ = 0;

@@ -38,6 +38,14 @@ Event<void> Container::get_event(double amount) {
   return done;
 }
 
+bool Container::try_get(double amount) {
+  check_amount(amount);
+  if (!gets_.empty() || level_ < amount) return false;
+  level_ -= amount;
+  settle();  // a waiting put may fit now
+  return true;
+}
+
 void Container::settle() {
   bool progress = true;
   while (progress) {

@@ -20,6 +20,9 @@ class Container {
   Event<void> get_event(double amount);
   void put(double amount) { put_event(amount).wait(); }
   void get(double amount) { get_event(amount).wait(); }
+  // Takes `amount` at once if the level holds it and no get waits before it; else false and
+  // nothing changes (Store::try_get's counterpart: no trip through the agenda).
+  bool try_get(double amount);
 
   double level() const { return level_; }
   double capacity() const { return capacity_; }

@@ -207,6 +207,39 @@ TEST(Simulation, UnderLoadEveryRequestCompletesAndMetricsAreConsistent) {
   EXPECT_NEAR(s.output_throughput, s.total_output_tokens / s.duration_s, 1e-9);
 }
 
+// A closed-loop client keeps `concurrency` requests in flight: the first ones start at t = 0,
+// every later one the moment an earlier one finishes, and never more than `concurrency` at once.
+TEST(Simulation, ClosedLoopSendsTheNextRequestWhenOneFinishes) {
+  config::Document doc = config::Document::parse(kScenario, "e2e.yaml");
+  doc.apply_override("workload.kind=synthetic");
+  doc.apply_override("workload.arrival=closed_loop");
+  doc.apply_override("workload.concurrency=4");
+  doc.apply_override("workload.num_requests=20");
+  doc.apply_override("workload.prompt_tokens=300");
+  app::Simulation sim(doc);
+  sim.run();
+  const auto& requests = sim.requests();
+  ASSERT_EQ(requests.size(), 20u);
+  std::vector<double> finishes;
+  for (const serving::Request& r : requests) {
+    ASSERT_GE(r.finish_s, r.arrival_s);
+    finishes.push_back(r.finish_s);
+  }
+  std::sort(finishes.begin(), finishes.end());
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    if (i < 4) {
+      EXPECT_EQ(requests[i].arrival_s, 0.0) << i;
+    } else {
+      EXPECT_EQ(requests[i].arrival_s, finishes[i - 4]) << "request " << i << " starts as the " << i - 3
+                                                        << "th finishes";
+    }
+    std::size_t in_flight = 0;
+    for (const serving::Request& r : requests)
+      in_flight += r.arrival_s <= requests[i].arrival_s && r.finish_s > requests[i].arrival_s;
+    EXPECT_LE(in_flight, 4u) << i;
+  }
+}
+
 TEST(Simulation, AMisspeltKeyIsReportedWithItsLine) {
   const std::string yaml = std::string(kScenario) + "router:\n  kind: round_robin\n  polcy: x\n";
   config::Document doc = config::Document::parse(yaml, "e2e.yaml");

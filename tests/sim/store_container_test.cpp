@@ -98,3 +98,47 @@ TEST(Container, LevelsAndBlockingAmounts) {
   EXPECT_THROW(tank.get(101.0), std::invalid_argument);
   EXPECT_THROW(tank.put(-1.0), std::invalid_argument);
 }
+
+// try_get takes at once or not at all, and never jumps a get that waits before it.
+TEST(Container, TryGetTakesOnlyWhatIsThereAndNeverJumpsTheQueue) {
+  Environment env;
+  Container slots(env, 2.0, 2.0);
+  std::vector<std::string> log;
+  env.process([&] {
+    EXPECT_TRUE(slots.try_get(1.0));
+    EXPECT_TRUE(slots.try_get(1.0));
+    EXPECT_FALSE(slots.try_get(1.0));  // empty: nothing taken
+    EXPECT_DOUBLE_EQ(slots.level(), 0.0);
+    slots.get(2.0);  // waits for both to come back
+    log.push_back("got 2 at " + std::to_string(static_cast<int>(env.now_seconds())));
+  });
+  env.process([&] {
+    env.hold(seconds(1));
+    slots.put(1.0);
+    EXPECT_FALSE(slots.try_get(1.0)) << "the get of 2 waits first";
+    EXPECT_DOUBLE_EQ(slots.level(), 1.0);
+    env.hold(seconds(1));
+    slots.put(1.0);
+  });
+  env.run();
+  EXPECT_EQ(log, (std::vector<std::string>{"got 2 at 2"}));
+  EXPECT_THROW(slots.try_get(3.0), std::invalid_argument);
+}
+
+// A try_get that makes room lets a waiting put in.
+TEST(Container, TryGetAdmitsAWaitingPut) {
+  Environment env;
+  Container tank(env, 10.0, 10.0);
+  double put_at = -1;
+  env.process([&] {
+    tank.put(4.0);  // full: waits
+    put_at = env.now_seconds();
+  });
+  env.process([&] {
+    env.hold(seconds(3));
+    EXPECT_TRUE(tank.try_get(5.0));
+  });
+  env.run();
+  EXPECT_DOUBLE_EQ(put_at, 3.0);
+  EXPECT_DOUBLE_EQ(tank.level(), 9.0);
+}
