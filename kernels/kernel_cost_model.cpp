@@ -16,7 +16,6 @@ KernelCostModel::KernelCostModel(Tier tier, GpuSpec gpu, std::shared_ptr<const E
 void KernelCostModel::set_calibrated_gpu(GpuSpec calibrated) {
   calibrated_ = std::make_unique<const GpuSpec>(std::move(calibrated));
   memo_.clear();
-  recent_ = {};
 }
 
 std::uint64_t KernelCostModel::hash(const Key& key) {
@@ -56,7 +55,6 @@ void KernelCostModel::set_time_scales(const std::array<double, kNumKernelClasses
   scales_ = scales;
   scaled_ = std::any_of(scales.begin(), scales.end(), [](double s) { return s != 1.0; });
   memo_.clear();
-  recent_ = {};
 }
 
 bool KernelCostModel::prices_like(const KernelCostModel& o) const {
@@ -75,15 +73,6 @@ KernelCost KernelCostModel::cost(const Kernel& kernel) const {
   }
   const Key key{kernel.op,    kernel.dtype, kernel.m,     kernel.n,    kernel.k,
                 kernel.batch, kernel.heads, kernel.flops, kernel.bytes};
-  if (kernel.op == OpKind::AttentionDecode || kernel.op == OpKind::AttentionPrefill) {
-    for (const Slot& s : recent_)
-      if (s.used && s.key == key) return s.cost;
-    ++misses_;
-    const KernelCost c = price(kernel);
-    recent_[next_recent_] = Slot{key, c, true};
-    next_recent_ = (next_recent_ + 1) % recent_.size();
-    return c;
-  }
   if (memo_.empty()) memo_.resize(kSlots);
   Slot& slot = memo_[hash(key) & (kSlots - 1)];
   if (slot.used && slot.key == key) return slot.cost;

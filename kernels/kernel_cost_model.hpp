@@ -1,12 +1,11 @@
 #pragma once
 // The cost of a kernel on one GPU in the chosen tier, memoised: engine steps repeat the same
 // kernel shapes (every decode step of a batch size, every layer), so most calls are a lookup.
-// The memo is a fixed-size direct-mapped cache, not a growing map. Attention kernels carry the
-// batch's context lengths, so their keys rarely repeat: they keep only the last few (the other
-// ranks of a TP group price the same step's attention next) and leave the table to the shapes
-// that do repeat. A colliding shape simply overwrites the slot; costs are pure functions of the
-// key, so results never depend on what the cache holds. GPUs that price alike share one model
-// (shared_cost_model.hpp).
+// The memo is a fixed-size direct-mapped cache, not a growing map: attention kernels carry the
+// batch's context lengths, so their keys rarely repeat, and a map grew with them (allocation,
+// page faults, cache misses). A colliding shape simply overwrites the slot; costs are pure
+// functions of the key, so results never depend on what the cache holds. GPUs that price alike
+// share one model, and so one memo (shared_cost_model.hpp).
 #include <array>
 #include <cstdint>
 #include <memory>
@@ -71,10 +70,6 @@ class KernelCostModel {
   bool scaled_ = false;
   KernelCost price(const Kernel& kernel) const;
   mutable std::vector<Slot> memo_;  // kSlots entries, allocated on first use
-  // Attention kernels carry the batch's context lengths: they rarely repeat beyond the ranks of
-  // one TP group pricing the same step, so they skip the table (a cold line each) for the last few.
-  mutable std::array<Slot, 4> recent_{};
-  mutable std::size_t next_recent_ = 0;
   mutable std::uint64_t lookups_ = 0, misses_ = 0;
   bool memoise_ = true;
 };

@@ -30,23 +30,6 @@ TEST(SharedCostModel, GpusThatPriceAlikeShareOneModel) {
   EXPECT_EQ(a->misses(), 1u) << "the second GPU finds the first one's price";
 }
 
-// Attention kernels (keys that move with the context lengths) are remembered only briefly: the
-// ranks of a TP group price one step's attention one after another.
-TEST(SharedCostModel, AttentionPricedByTheNextRankIsAHit) {
-  const GpuSpec& h100 = *find_builtin_gpu("h100_sxm");
-  KernelCostModel model = roofline_model(h100);
-  const Kernel decode = make_attention_decode("attn", 64, 64 * 2048, 32, 8, 128, DType::BF16, DType::BF16);
-  const Kernel prefill =
-      make_attention_prefill("attn", 2, 4096, 4096, 2 * 2048 * 2049 / 2, 32, 8, 128, DType::BF16, DType::BF16);
-  for (const Kernel& k : {decode, prefill}) {
-    const double fresh = roofline_cost(k, h100, 2e-6).seconds;
-    EXPECT_DOUBLE_EQ(model.cost(k).seconds, fresh);
-    EXPECT_DOUBLE_EQ(model.cost(k).seconds, fresh);
-  }
-  EXPECT_EQ(model.lookups(), 4u);
-  EXPECT_EQ(model.misses(), 2u);
-}
-
 TEST(SharedCostModel, AnyPricingDifferenceGetsItsOwnModel) {
   const GpuSpec& h100 = *find_builtin_gpu("h100_sxm");
   const auto base = shared_cost_model(roofline_model(h100));
