@@ -836,13 +836,15 @@ int cmd_validate_collectives(const std::vector<std::string>& args) {
   if (!rows_out.empty()) {
     std::ostringstream csv;
     csv << "source,setup,collective,num_workers,devices_per_node,groups,size_bytes,measured_us,predicted_us,heldout_us,"
-           "transferred_us,mixed\n";
+           "transferred_us,generation_out_us,mixed\n";
     for (const Row& r : rows) {
       if (r.family.rfind("custom", 0) == 0) continue;
       csv << r.source << ',' << r.setup << ',' << r.collective << ',' << r.n << ',' << r.per_node << ',' << r.groups
           << ',' << static_cast<long long>(r.bytes) << ',' << r.measured * 1e6 << ',' << r.predicted * 1e6 << ','
           << r.predicted_heldout * 1e6 << ',';
       if (!std::isnan(r.predicted_transfer)) csv << r.predicted_transfer * 1e6;
+      csv << ',';
+      if (!std::isnan(r.predicted_generation)) csv << r.predicted_generation * 1e6;
       csv << ',' << (r.mixed ? 1 : 0) << '\n';
     }
     util::write_file_atomically(rows_out, csv.str());

@@ -131,7 +131,7 @@ TEST(ValidateCollectivesCli, HeldOutErrorsStayNearTheTargetsAndThePresetsCarryTh
   ASSERT_TRUE(std::getline(in, line)) << rows;
   EXPECT_EQ(line,
             "source,setup,collective,num_workers,devices_per_node,groups,size_bytes,measured_us,predicted_us,"
-            "heldout_us,transferred_us,mixed");
+            "heldout_us,transferred_us,generation_out_us,mixed");
   int n = 0;
   while (std::getline(in, line)) ++n;
   EXPECT_EQ(n, 684 + 1260);  // collectives.csv, AIConfigurator's NCCL rows (not the engines' own)
