@@ -19,9 +19,15 @@ for _ in $(seq "$rounds"); do
     bin="${spec%%=*}"
     data=""
     [ "$spec" != "$bin" ] && data="${spec#*=}"
-    ms="$(env ${data:+KERNELSIGHT_DATA_DIR="$data"} perf stat -x, -e task-clock "$bin" run "$scenario" -q \
-      --out "$out/o" 2>&1 >/dev/null | grep task-clock | cut -d, -f1)"
-    [ -n "$ms" ] || { echo "$bin failed on $scenario" >&2; exit 1; }
+    # perf's CSV on stderr; the run's own stderr goes to a file so that a failure can be shown.
+    if ! env LC_ALL=C ${data:+KERNELSIGHT_DATA_DIR="$data"} perf stat -x, -o "$out/perf" -e task-clock \
+      "$bin" run "$scenario" -q --out "$out/o" >/dev/null 2>"$out/err"; then
+      echo "$bin failed on $scenario:" >&2
+      cat "$out/err" >&2
+      exit 1
+    fi
+    ms="$(grep task-clock "$out/perf" | cut -d, -f1 || true)"
+    [ -n "$ms" ] || { echo "perf stat gave no task-clock for $bin" >&2; exit 1; }
     echo "$bin $ms"
   done
 done | python3 -c "

@@ -4,6 +4,7 @@
 // ~1 MB memo each outgrow the caches, and most lookups then miss to DRAM. Matched by content
 // (KernelCostModel::prices_like), so a GPU with any other spec, tier, calibration or time scale
 // gets a model of its own; prices never depend on the sharing (the memo holds pure results).
+// A shared model's memo is not locked: one simulation runs on one thread (the pool itself is).
 #include <memory>
 
 #include "kernels/kernel_cost_model.hpp"

@@ -106,9 +106,12 @@ void apply_engine_profile(config::Document& scenario) {
     if (key == "hardware.host.kind") profile_host_kind = value;
   }
   // A host section with keys but no kind tunes the default kind (fixed_overhead); only a scenario
-  // silent about its host gets the profile's host kind.
+  // silent about its host gets the profile's host kind. launch_granularity does not count: it
+  // picks how the simulation carries the launches (`--exact` sets it), not the host modelled.
   if (host_kind.empty()) {
-    const bool host_tuned = !root.section("hardware", false).section("host", false).keys().empty();
+    bool host_tuned = false;
+    for (const std::string& key : root.section("hardware", false).section("host", false).keys())
+      host_tuned |= key != "launch_granularity";
     host_kind = host_tuned ? "fixed_overhead" : profile_host_kind;
   }
 

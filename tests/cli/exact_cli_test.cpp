@@ -134,6 +134,40 @@ TEST(Exact, TensorParallelStepLaunchesMatchKernelByKernel) {
   fs::remove_all(base);
 }
 
+// An engine profile's host (vllm: the `fitted` host with CUDA graphs) stays the host under --exact:
+// launch_granularity, which --exact sets, does not turn the scenario's host into fixed_overhead.
+TEST(Exact, EngineProfileScenarioKeepsItsHost) {
+  expect_same_results("profile", kSource + "/scenarios/qwen3_30b_a3b_h100.yaml --set workload.num_requests=60");
+  const fs::path base = fs::temp_directory_path() / ("ks_exact_profile_host_" + std::to_string(::getpid()));
+  fs::remove_all(base);
+  ASSERT_EQ(kernelsight("run " + kSource + "/scenarios/qwen3_30b_a3b_h100.yaml --set workload.num_requests=5 --exact "
+                        "--out " + base.string()),
+            0);
+  const std::string resolved = read(base / "config.resolved.yaml");
+  EXPECT_NE(resolved.find("kind: fitted"), std::string::npos) << resolved;
+  EXPECT_NE(resolved.find("cuda_graphs: true"), std::string::npos) << resolved;
+  fs::remove_all(base);
+}
+
+// The same with tensor parallelism (profile vllm, TP4): the TP tolerance.
+TEST(Exact, EngineProfileTensorParallelMatches) {
+  const fs::path base = fs::temp_directory_path() / ("ks_exact_profile_tp_" + std::to_string(::getpid()));
+  fs::remove_all(base);
+  const std::string scenario = kSource + "/scenarios/llama3_70b_tp4_h100.yaml --set workload.num_requests=60";
+  ASSERT_EQ(kernelsight("run " + scenario + " --out " + (base / "fast").string()), 0);
+  ASSERT_EQ(kernelsight("run " + scenario + " --exact --out " + (base / "exact").string()), 0);
+  EXPECT_EQ(read(base / "fast" / "kernels.csv"), read(base / "exact" / "kernels.csv"));
+  for (const char* file : {"summary.json", "requests.csv"}) {
+    std::string fast = read(base / "fast" / file), exact = read(base / "exact" / file);
+    if (std::string(file) == "summary.json") {
+      EXPECT_GT(take_whole_step_launches(fast), 0);
+      EXPECT_EQ(take_whole_step_launches(exact), 0);
+    }
+    expect_numerically_equal(fast, exact, 1e-6, file);
+  }
+  fs::remove_all(base);
+}
+
 // Pipeline parallelism, tp = 1: every stage's GPU takes whole steps, the sends between stages
 // are the same fabric transactions either way. Zero tolerance.
 TEST(Exact, PipelineStagesMatch) {

@@ -201,3 +201,50 @@ workload: {kind: synthetic, arrival: closed_loop, concurrency: 2, num_requests: 
   EXPECT_NEAR(std::abs(ttft[1] - ttft[0]), copy_ms, 1e-5);
   fs::remove_all(dir);
 }
+
+// A closed-loop client in front of disaggregated pools: every request finishes, each one after
+// the first `concurrency` is sent the moment an earlier one finishes, and never more than
+// `concurrency` are in flight. Also with one output token, where the prefill's token is the
+// answer and the request finishes on the prefill side.
+TEST(PdCli, ClosedLoopClientReusesItsSlots) {
+  for (const int out : {1, 8}) {
+    const fs::path dir = temp_dir("closed_loop_" + std::to_string(out));
+    const fs::path file = dir / "closed.yaml";
+    std::ofstream(file) << "name: closed\nseed: 1\nprofile: vllm\nmodel: {name: llama-3-8b, dtype: bf16}\n"
+                           "hardware:\n  topology: {kind: dgx_h100}\n  gpu: {kind: catalog, spec: h100_sxm}\n"
+                           "disaggregation:\n  prefill: {replicas: 1, tp: 1}\n  decode: {replicas: 1, tp: 1}\n"
+                           "workload: {kind: synthetic, arrival: closed_loop, concurrency: 3, num_requests: 12, "
+                           "prompt_tokens: 500, output_tokens: "
+                        << out << "}\n";
+    const nlohmann::json j = run(dir, file.string());
+    EXPECT_EQ(j["completed"].get<int>(), 12) << "output_tokens " << out;
+    std::ifstream csv(dir / "out" / "requests.csv");
+    std::string line;
+    std::getline(csv, line);
+    std::vector<double> arrival, finish;
+    while (std::getline(csv, line)) {
+      std::vector<std::string> cells;
+      std::string cell;
+      for (std::istringstream in(line); std::getline(in, cell, ',');) cells.push_back(cell);
+      ASSERT_GE(cells.size(), 6u);
+      arrival.push_back(std::stod(cells[2]));
+      finish.push_back(std::stod(cells[5]));
+    }
+    ASSERT_EQ(arrival.size(), 12u);
+    std::vector<double> done = finish;
+    std::sort(done.begin(), done.end());
+    std::vector<double> sent = arrival;
+    std::sort(sent.begin(), sent.end());
+    for (std::size_t i = 0; i < sent.size(); ++i) {
+      if (i < 3) {
+        EXPECT_EQ(sent[i], 0.0) << "output_tokens " << out << ", request " << i;
+      } else {
+        EXPECT_NEAR(sent[i], done[i - 3], 1e-9) << "output_tokens " << out << ", request " << i;
+      }
+      int in_flight = 0;
+      for (std::size_t r = 0; r < arrival.size(); ++r) in_flight += arrival[r] <= sent[i] && finish[r] > sent[i];
+      EXPECT_LE(in_flight, 3) << "output_tokens " << out << ", at " << sent[i];
+    }
+    fs::remove_all(dir);
+  }
+}

@@ -8,6 +8,7 @@
 #include "hw/gpu/gpu_module.hpp"
 #include "hw/host/host_cpu.hpp"
 #include "base/util/csv.hpp"
+#include "kernels/kernel_builders.hpp"
 #include "kernels/model_config.hpp"
 #include "kernels/roofline.hpp"
 #include "kernels/step_decomposer.hpp"
@@ -101,6 +102,36 @@ TEST(GpuModule, StreamsRunTheirKernelsInOrderAndIndependently) {
   EXPECT_EQ(stats.rows().begin()->second.launches, 6u);
   EXPECT_NEAR(stats.busy_seconds(), 6 * t_big, 1e-9);
   EXPECT_EQ(launcher.pool.allocated(), 1u);  // one payload, reused
+}
+
+// GPUs of one configuration share one cost model (kernels/shared_cost_model.hpp), observable as
+// one spec object; any pricing difference (time scale, what-if spec, tier, attention backend)
+// gives a GPU its own, with its own prices.
+TEST(CatalogGpu, GpusOfOneConfigurationShareTheirCostModel) {
+  const auto& entry = hw::gpu_registry().get("catalog", {}, "gpu");
+  const std::string roofline = "spec: h100_sxm\nkernel_overhead: 3us\ntier: roofline\n";
+  const std::string target = "spec: h100_sxm\nkernel_overhead: 3us\ntier: target\nkernel_engine: vllm\n";
+  const std::vector<std::string> configs = {roofline,
+                                            roofline,
+                                            roofline + "kernel_time_scale: gemm=1.5\n",
+                                            roofline + "hbm_bandwidth: 6.7TB/s\n",
+                                            target + "attention_backend: fa3\n",
+                                            target + "attention_backend: fa4\n"};
+  std::vector<std::unique_ptr<hw::GpuModule>> gpus;
+  for (std::size_t i = 0; i < configs.size(); ++i)
+    gpus.push_back(entry.make({"share" + std::to_string(i), static_cast<int>(i), resolve(configs[i], entry.schema)}));
+  EXPECT_EQ(&gpus[0]->spec(), &gpus[1]->spec()) << "one configuration: one model";
+  for (std::size_t i = 2; i < gpus.size(); ++i)
+    for (std::size_t j = 0; j < i; ++j) EXPECT_NE(&gpus[i]->spec(), &gpus[j]->spec()) << i << " vs " << j;
+
+  const kernels::Kernel gemm = kernels::make_gemm("gemm", 4096, 8192, 8192, kernels::DType::BF16, 2, 2);
+  const double t = gpus[0]->kernel_cost(gemm).seconds;
+  EXPECT_EQ(gpus[1]->kernel_cost(gemm).seconds, t);
+  EXPECT_NEAR(gpus[2]->kernel_cost(gemm).seconds, 1.5 * t, 1e-9 * t);
+  const kernels::Kernel decode = kernels::make_attention_decode("attn", 64, 64 * 4096, 64, 8, 128, kernels::DType::BF16,
+                                                                kernels::DType::BF16);
+  EXPECT_LT(gpus[3]->kernel_cost(decode).seconds, gpus[0]->kernel_cost(decode).seconds) << "2x HBM bandwidth";
+  EXPECT_NE(gpus[4]->kernel_cost(decode).seconds, gpus[5]->kernel_cost(decode).seconds) << "fa3 vs fa4 prices";
 }
 
 TEST(GpuModule, RejectsAPayloadWithoutAnExtension) {

@@ -278,8 +278,10 @@ TEST(GpuModule, StepWithCollectiveTimesAsValuesRunsWithoutAGroup) {
                            gemm_seconds(512, *gpu);
     EXPECT_NEAR(host.synchronize(), compute + 2 * layers * ar, 1e-9);
     EXPECT_EQ(ext.tally.count, 2u * layers);
-    EXPECT_NEAR(sim::to_seconds(ext.tally.busy), 2 * layers * ar, 1e-12);
-    EXPECT_NEAR(sim::to_seconds(ext.tally.exposed), 2 * layers * ar, 1e-12);
+    // Whole picoseconds: exactly 2 x layers all-reduces of `ar` each.
+    const auto all = static_cast<sc_dt::uint64>(2 * layers);
+    EXPECT_EQ(ext.tally.busy.value(), 50'000'000u * all);  // 50 us = 5e7 ps
+    EXPECT_EQ(ext.tally.exposed.value(), 50'000'000u * all);
   });
   env.run();
   EXPECT_EQ(gpu->kernels_executed(), 2u + 2u * layers);  // the GEMMs; collectives are not run here

@@ -2,9 +2,11 @@
 
 #include <array>
 #include <functional>
+#include <memory>
 #include <utility>
 #include <vector>
 
+#include "kernels/efficiency_model.hpp"
 #include "kernels/gpu_spec.hpp"
 #include "kernels/kernel_builders.hpp"
 #include "kernels/roofline.hpp"
@@ -19,7 +21,8 @@ KernelCostModel roofline_model(const GpuSpec& gpu) { return KernelCostModel(Tier
 }  // namespace
 
 TEST(SharedCostModel, GpusThatPriceAlikeShareOneModel) {
-  const GpuSpec& h100 = *find_builtin_gpu("h100_sxm");
+  GpuSpec h100 = *find_builtin_gpu("h100_sxm");
+  h100.name = "shared_cost_model_test_alike";  // no other test holds a model of it
   const auto a = shared_cost_model(roofline_model(h100));
   const auto b = shared_cost_model(roofline_model(h100));
   EXPECT_EQ(a.get(), b.get());
@@ -53,6 +56,20 @@ TEST(SharedCostModel, AnyPricingDifferenceGetsItsOwnModel) {
   EXPECT_NE(shared_cost_model(std::move(what_if)).get(), base.get()) << "calibrated GPU";
 }
 
+// The tier and the efficiency model (by identity: calibration_store caches one per file) both
+// separate models; one efficiency model object shared by two GPUs does not.
+TEST(SharedCostModel, TierAndEfficiencyModelSeparateModels) {
+  const GpuSpec& h100 = *find_builtin_gpu("h100_sxm");
+  auto model_a = std::make_shared<const EfficiencyModel>();
+  auto model_b = std::make_shared<const EfficiencyModel>();  // equal content, another object
+  const auto cross_a = shared_cost_model(KernelCostModel(Tier::CrossGen, h100, model_a, 2e-6));
+  EXPECT_EQ(shared_cost_model(KernelCostModel(Tier::CrossGen, h100, model_a, 2e-6)).get(), cross_a.get());
+  EXPECT_NE(shared_cost_model(KernelCostModel(Tier::Target, h100, model_a, 2e-6)).get(), cross_a.get()) << "tier";
+  EXPECT_NE(shared_cost_model(KernelCostModel(Tier::CrossGen, h100, model_b, 2e-6)).get(), cross_a.get())
+      << "another efficiency model";
+  EXPECT_NE(shared_cost_model(roofline_model(h100)).get(), cross_a.get()) << "roofline";
+}
+
 TEST(SharedCostModel, AFinishedRunsModelIsNotReused) {
   GpuSpec gpu = *find_builtin_gpu("l40s");
   gpu.name = "shared_cost_model_test_gpu";  // no other test holds a model of it
@@ -66,7 +83,11 @@ TEST(SharedCostModel, AFinishedRunsModelIsNotReused) {
   EXPECT_EQ(second->lookups(), 0u);
 }
 
-// operator== must see every field: shared models are matched by it.
+// operator== must see every field: shared models are matched by it. A new field changes the
+// size on this toolchain: add it to operator== and to the list below, then update the size.
+#if defined(__x86_64__) && defined(__GLIBCXX__)
+static_assert(sizeof(GpuSpec) == 312, "GpuSpec changed: compare the new field in operator== and test it here");
+#endif
 TEST(GpuSpec, EqualityComparesEveryField) {
   const GpuSpec base = *find_builtin_gpu("h100_sxm");
   EXPECT_EQ(base, GpuSpec(base));

@@ -42,8 +42,8 @@ TEST(LatencySamples, RunsGiveTheStatisticsOfTheExpandedSamples) {
   for (double q : {0.0, 12.5, 50.0, 77.7, 100.0}) EXPECT_EQ(samples.percentile(q), percentile(gaps, q)) << q;
 }
 
-// Long runs are sorted by their values' bit patterns: values across many binades, zero, negative
-// values and values repeated in runs far apart must come out in numeric order all the same.
+// Long run lists: values across many binades, zero, negative values and values repeated in runs
+// far apart must give the percentiles of the expanded samples.
 TEST(LatencySamples, LongRunListsSortLikeTheExpandedSamples) {
   std::mt19937_64 rng(11);
   std::uniform_real_distribution<double> exponent(-12.0, 3.0);
