@@ -15,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/util/csv.hpp"
 #include "tests/support/cli_runner.hpp"
 
 namespace fs = std::filesystem;
@@ -55,6 +56,14 @@ nlohmann::json run(const fs::path& dir, const std::string& file, const std::stri
   const auto r = kernelsight("run " + file + " -q --out " + (dir / "out").string() + " " + extra_args);
   EXPECT_EQ(r.status, 0) << r.out;
   return nlohmann::json::parse(test_support::read_text(dir / "out" / "summary.json"));
+}
+
+// One numeric column of the run's requests.csv, a value per request.
+std::vector<double> requests_column(const fs::path& dir, const std::string& column) {
+  const auto table = kernels::CsvTable::read_file((dir / "out" / "requests.csv").string());
+  std::vector<double> out;
+  for (std::size_t r = 0; r < table.rows(); ++r) out.push_back(table.required_number(r, column));
+  return out;
 }
 
 // The TTFT of the one request of a co-located TP4 replica that stops after the first token: the
@@ -186,17 +195,7 @@ workload: {kind: synthetic, arrival: closed_loop, concurrency: 2, num_requests: 
   // Both start when the prefills end: one takes a copy's time, the other two.
   EXPECT_NEAR(t["mean_transfer_ms"].get<double>(), 1.5 * copy_ms + kNvLat * 1e3, 1e-6);
   // requests.csv: the two TTFTs differ by exactly one copy.
-  std::ifstream csv(dir / "out" / "requests.csv");
-  std::string line;
-  std::getline(csv, line);
-  std::vector<double> ttft;
-  while (std::getline(csv, line)) {
-    std::vector<std::string> cells;
-    std::string cell;
-    for (std::istringstream in(line); std::getline(in, cell, ',');) cells.push_back(cell);
-    ASSERT_GE(cells.size(), 13u);
-    ttft.push_back(std::stod(cells[12]));
-  }
+  const std::vector<double> ttft = requests_column(dir, "ttft_ms");
   ASSERT_EQ(ttft.size(), 2u);
   EXPECT_NEAR(std::abs(ttft[1] - ttft[0]), copy_ms, 1e-5);
   fs::remove_all(dir);
@@ -218,19 +217,9 @@ TEST(PdCli, ClosedLoopClientReusesItsSlots) {
                         << out << "}\n";
     const nlohmann::json j = run(dir, file.string());
     EXPECT_EQ(j["completed"].get<int>(), 12) << "output_tokens " << out;
-    std::ifstream csv(dir / "out" / "requests.csv");
-    std::string line;
-    std::getline(csv, line);
-    std::vector<double> arrival, finish;
-    while (std::getline(csv, line)) {
-      std::vector<std::string> cells;
-      std::string cell;
-      for (std::istringstream in(line); std::getline(in, cell, ',');) cells.push_back(cell);
-      ASSERT_GE(cells.size(), 6u);
-      arrival.push_back(std::stod(cells[2]));
-      finish.push_back(std::stod(cells[5]));
-    }
+    const std::vector<double> arrival = requests_column(dir, "arrival_s"), finish = requests_column(dir, "finish_s");
     ASSERT_EQ(arrival.size(), 12u);
+    ASSERT_EQ(finish.size(), 12u);
     std::vector<double> done = finish;
     std::sort(done.begin(), done.end());
     std::vector<double> sent = arrival;
