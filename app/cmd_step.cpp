@@ -71,7 +71,7 @@ kernels::ModelConfig load_model(const std::string& name) {
 
 kernels::DType dtype_option(const std::string& option, const std::string& text) {
   const auto d = kernels::parse_dtype(text);
-  if (!d) throw std::invalid_argument(option + ": expected fp32, fp16, bf16, fp8, int8 or int4, got '" + text + "'");
+  if (!d) throw std::invalid_argument(option + ": expected fp32, fp16, bf16, fp8, int8, int4 or fp4, got '" + text + "'");
   return *d;
 }
 
@@ -110,8 +110,8 @@ int cmd_step(const std::vector<std::string>& args) {
       "attention backend whose calibration prices attention (fa2, fa3, fa4, flashinfer, trtllm, triton; "
       "default: the engine's default where calibrated)")(
       "calibration", po::value(&calibration), "calibration file (target tier)")(
-      "dtype", po::value(&dtype_text)->default_value(dtype_text), "weight dtype: fp32 fp16 bf16 fp8 int8 int4")(
-      "kv-dtype", po::value(&kv_text)->default_value(kv_text), "KV-cache dtype; auto = activation dtype")(
+      "dtype", po::value(&dtype_text)->default_value(dtype_text), "weight dtype: fp32 fp16 bf16 fp8 int8 int4 fp4 (NVFP4, on GPUs with fp4 tensor cores)")(
+      "kv-dtype", po::value(&kv_text)->default_value(kv_text), "KV-cache dtype (not fp4); auto = activation dtype")(
       "tp", po::value(&tp)->default_value(tp), "tensor-parallel GPUs")(
       "topology", po::value(&topology), "topology kind for --tp > 1 (default: the preset matching the GPU)")(
       "decode,d", po::value(&decode)->default_value(decode), "decode sequences in the step")(
@@ -132,6 +132,10 @@ int cmd_step(const std::vector<std::string>& args) {
     const kernels::GpuSpec gpu = load_gpu(gpu_name, sets);
     const kernels::DType wdt = dtype_option("--dtype", dtype_text);
     const kernels::DType kvdt = kv_text == "auto" ? kernels::activation_dtype(wdt) : dtype_option("--kv-dtype", kv_text);
+    // As a scenario's cache.kv_dtype: NVFP4 is a weight format here, not a KV-cache one.
+    if (kvdt == kernels::DType::FP4)
+      throw std::invalid_argument("--kv-dtype: fp4 is a weight format, not a KV-cache dtype "
+                                  "(expected auto, fp32, fp16, bf16, fp8, int8 or int4)");
 
     kernels::StepBatch batch;
     if (prefill > 0) batch.prefills.push_back({prefill, cached, true});

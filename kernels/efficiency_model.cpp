@@ -35,6 +35,18 @@ double narrow_dtype(const Kernel& k, const GpuSpec& gpu) {
   return std::max(0.0, std::log2(gpu.peak(k.dtype) / gpu.peak(DType::BF16)));
 }
 
+// The GEMM's narrow-dtype term: an fp4 GEMM (NVFP4 on Blackwell, log2 ratio 2) gets the GPU's
+// fp8 value. The engine's quantise-and-scale work around an fp4 product is the kind fp8's is, and
+// no generation left out of a fit can teach an extrapolation beyond fp8 (docs/kernel-model.md,
+// "fp4 GEMMs").
+double gemm_narrow(const Kernel& k, const GpuSpec& gpu) {
+  const double narrow = narrow_dtype(k, gpu);
+  if (k.dtype != DType::FP4 || !(k.flops > 0)) return narrow;
+  if (gpu.supports(DType::FP8) && gpu.supports(DType::BF16))
+    return std::min(narrow, std::max(0.0, std::log2(gpu.peak(DType::FP8) / gpu.peak(DType::BF16))));
+  return std::min(narrow, 1.0);
+}
+
 // How an attention kernel's work splits over the GPU: CTAs of (sequence, head, block of 128
 // queries) and their waves over the SMs, and the mean queries and keys per sequence. Kernels
 // without sequences or heads (built by a plug-in) count as one sequence of one head per 128 dims.
@@ -106,6 +118,9 @@ void residual_features(const Kernel& k, const GpuSpec& gpu, KernelFeatures& f) {
   const double elem = dtype_bytes(k.dtype);
   x[i++] = std::log2(std::max(n * kk * elem, 1.0) / gpu.l2_bytes);
   x[i++] = std::log2(std::max(m * kk * batch * elem, 1.0) / gpu.l2_bytes);
+  // The dtype's tensor rate over 16-bit (log2: 0 bf16, 1 fp8, 2 fp4 on Blackwell): each dtype runs
+  // its own kernels (tiles, scale handling), whose staircase the trees can then tell apart.
+  x[i++] = narrow_dtype(k, gpu);
 }
 
 const char* kClassNames[] = {"gemm", "attention_prefill", "attention_decode", "norm",
@@ -163,7 +178,7 @@ KernelFeatures kernel_features(const Kernel& k, const GpuSpec& gpu, double other
       // saturating function of the waves of 128x128 tiles, not log M.
       const double waves = std::ceil(m / 128.0) * std::ceil(n / 128.0) * static_cast<double>(k.batch) /
                            static_cast<double>(gpu.num_sms);
-      f.narrow = narrow_dtype(k, gpu) * engine_narrow;
+      f.narrow = gemm_narrow(k, gpu) * engine_narrow;
       set(f.xc, f.nc, {1.0, 1.0 / (1.0 + waves), l2(n), l2(kk), other_source, f.narrow});
       f.grid_waves = waves;
       // The K loop in steps of 64. (Dividing it by the split-K that would fill the SMs made the
@@ -449,8 +464,13 @@ EfficiencyModel EfficiencyModel::from_yaml(const std::string& text, const std::s
       p.wm.resize(kMaxFeatures, 0.0);
       if (n["residual_trees"]) {
         p.residual = BoostedTrees::parse(n["residual_trees"]);
-        if (p.residual.dims() != KernelFeatures::kResidualDims)
-          throw std::runtime_error(std::string(kClassNames[c]) + ": residual trees have the wrong feature count");
+        // Files fitted before the dtype feature was appended have one fewer: their trees never read it.
+        if (p.residual.dims() != KernelFeatures::kResidualDims && p.residual.dims() != KernelFeatures::kResidualDims - 1)
+          throw std::runtime_error(std::string(kClassNames[c]) + ": residual trees have " +
+                                   std::to_string(p.residual.dims()) + " features, expected " +
+                                   std::to_string(KernelFeatures::kResidualDims) + " (or " +
+                                   std::to_string(KernelFeatures::kResidualDims - 1) +
+                                   ", fitted before the dtype feature)");
       }
       if (const YAML::Node sel = n["residual_selection"]) {  // a record of the calibration, not used to predict
         BoostSelection& r = p.residual_selection;

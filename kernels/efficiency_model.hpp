@@ -85,7 +85,7 @@ struct KernelFeatures {
   // activations over L2. GEMM libraries quantise work into tiles and waves and pick the tile per
   // shape: the residual learns the resulting staircase from whichever tiling explains the
   // target's measurements. Other classes: waves of CTAs over the SMs.
-  static constexpr std::size_t kResidualDims = 37;
+  static constexpr std::size_t kResidualDims = 38;
   std::array<double, kResidualDims> xr{};
   Kernel kernel{};  // the kernel itself: its shape family may have been measured
 };

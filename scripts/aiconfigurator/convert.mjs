@@ -33,8 +33,12 @@ const GPUS = {
 }
 const FRAMEWORKS = ['trtllm', 'vllm', 'sglang']
 // dtype spellings of the source -> KernelSight dtype names (kernels/dtype.hpp). Anything else
-// (fp8_block, nvfp4, int4 weight-only, ...) has no KernelSight dtype and is dropped.
+// (fp8_block, int4 weight-only, ...) has no KernelSight dtype and is dropped.
 const DTYPES = { bfloat16: 'bf16', float16: 'fp16', half: 'fp16', fp8: 'fp8', float8: 'fp8', int8: 'int8' }
+// GEMMs also in NVFP4 (Blackwell): KernelSight's fp4 is NVFP4 with W4A4 GEMMs, as the collectors run
+// them (a Linear with QuantAlgo.NVFP4: e2m1 weights and activations, one e4m3 scale per 16). Not an
+// attention or KV-cache dtype.
+const GEMM_DTYPES = { ...DTYPES, nvfp4: 'fp4' }
 const DTYPE_BYTES = { half: 2, float16: 2, bfloat16: 2, int8: 1, fp8: 1 }
 
 function parseArgs(argv) {
@@ -171,7 +175,7 @@ function count(map, key, n = 1) {
 async function convertGemm(file, gpu, fw, version, opts, stats) {
   const out = []
   for (const r of await readParquet(file, version)) {
-    const dtype = DTYPES[r.gemm_dtype]
+    const dtype = GEMM_DTYPES[r.gemm_dtype]
     if (!dtype) {
       count(stats.dropped, `gemm dtype ${r.gemm_dtype}`)
       continue

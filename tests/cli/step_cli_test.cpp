@@ -116,6 +116,9 @@ TEST(StepCli, BadInputExitsTwoAndSaysWhy) {
            {"--model llama-3-8b --gpu h900", "unknown GPU 'h900'"},
            {"--model llama-3-8b --gpu h100_sxm --set hbm_bandwidth=6TB", "hbm_bandwidth"},
            {"--model llama-3-8b --gpu a100_sxm_80gb --dtype fp8", "fp8"},
+           {"--model llama-3-8b --gpu h100_sxm --dtype fp4", "does not support fp4"},
+           {"--model llama-3-8b --gpu b200 --kv-dtype fp4", "not a KV-cache dtype"},
+           {"--model llama-3-8b --gpu b200 --dtype fp5", "expected fp32, fp16, bf16, fp8, int8, int4 or fp4"},
            {"--model llama-3-8b --gpu h100_sxm --tier magic", "--tier"},
            {"--model llama-3-8b --gpu /nonexistent/gpu.yaml", "/nonexistent/gpu.yaml"}}) {
     const Result r = kernelsight(base + args);

@@ -36,6 +36,7 @@ TEST(AiconfiguratorSweeps, EveryShippedFileLoadsWithKnownGpusAndEngineColumns) {
   const std::filesystem::path dir = "data/sweeps/aiconfigurator";
   ASSERT_TRUE(std::filesystem::is_directory(dir));
   std::set<std::string> gpus_seen;
+  std::map<std::string, std::size_t> fp4_gemms;  // NVFP4 GEMM rows per GPU
   std::size_t files = 0;
   for (const auto& entry : std::filesystem::directory_iterator(dir)) {
     if (entry.path().extension() != ".csv") continue;
@@ -68,6 +69,11 @@ TEST(AiconfiguratorSweeps, EveryShippedFileLoadsWithKnownGpusAndEngineColumns) {
       if (m.shape.op == "gemm") {
         EXPECT_FALSE(m.shape.kv_dtype.has_value()) << path;
         gemm_ms[{m.source, m.shape.n, m.shape.k}].insert(m.shape.m);
+        if (m.shape.dtype == DType::FP4) {
+          ++fp4_gemms[m.gpu];
+          // The GPU prices them: its catalogue entry has an fp4 peak (NVFP4 tensor cores).
+          EXPECT_TRUE(find_builtin_gpu(m.gpu)->supports(DType::FP4)) << path;
+        }
       } else if (m.shape.op == "attention_prefill") {
         EXPECT_TRUE(m.shape.kv_dtype.has_value()) << path;
         EXPECT_EQ(m.shape.q_len, m.shape.kv_len) << path;  // whole-prompt prefill, nothing cached
@@ -85,6 +91,9 @@ TEST(AiconfiguratorSweeps, EveryShippedFileLoadsWithKnownGpusAndEngineColumns) {
   }
   EXPECT_GE(files, 15u);  // five GPUs x three engines at least
   for (const char* gpu : {"a100_sxm_80gb", "h100_sxm", "h200", "b200", "l40s"}) EXPECT_EQ(gpus_seen.count(gpu), 1u) << gpu;
+  // AIConfigurator measured NVFP4 GEMMs on Blackwell under every engine; they are imported as fp4.
+  EXPECT_EQ(fp4_gemms.size(), 1u);
+  EXPECT_GE(fp4_gemms["b200"], 3u * 500u);
 }
 
 TEST(SweepOptionalColumns, RoundTripAndKvDtypeReachesTheAttentionKernel) {

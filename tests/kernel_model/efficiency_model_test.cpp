@@ -133,6 +133,50 @@ TEST(EfficiencyModel, ResidualFadesBeyondTheFittedWork) {
   }
 }
 
+// GEMMs of one shape in different dtypes run different kernels (tiles, scale handling): the
+// residual's last feature is the dtype's tensor rate over 16-bit, log2 of the spec sheet's peak
+// ratio, so a tree can correct them apart. Calibration files fitted before it was appended (one
+// feature fewer) still load and price as they did.
+TEST(EfficiencyModel, ResidualTellsGemmDtypesApart) {
+  const EfficiencyModel plain = truth();
+  EfficiencyModel t = truth();
+  const std::size_t dtype_feature = KernelFeatures::kResidualDims - 1;
+  t.params(KernelClass::Gemm).residual =
+      BoostedTrees::parse(YAML::Load("{dims: " + std::to_string(KernelFeatures::kResidualDims) +
+                                     ", base: 0, trees: [{features: [" + std::to_string(dtype_feature) +
+                                     "], thresholds: [0.5], leaves: [0.0, 0.3]}]}"));
+  const GpuSpec& b200 = *find_builtin_gpu("b200");
+  const Kernel bf16 = make_gemm("g", 512, 8192, 8192, DType::BF16, 2, 2);
+  const Kernel fp8 = make_gemm("g", 512, 8192, 8192, DType::FP8, 2, 1);
+  const Kernel fp4 = make_gemm("g", 512, 8192, 8192, DType::FP4, 2, 0.5625);
+  EXPECT_DOUBLE_EQ(kernel_features(bf16, b200, 0.0).xr[dtype_feature], 0.0);
+  EXPECT_NEAR(kernel_features(fp8, b200, 0.0).xr[dtype_feature], 1.0, 1e-9);  // 4.5 / 2.25 PFLOP/s
+  EXPECT_NEAR(kernel_features(fp4, b200, 0.0).xr[dtype_feature], 2.0, 1e-9);  // 9 / 2.25 PFLOP/s
+  // The parametric narrow-dtype term is held at fp8's for fp4 (an engine's quantise-and-scale work
+  // of the same kind), while the fp4 peak still sets its compute time.
+  EXPECT_NEAR(kernel_features(fp4, b200, 0.0).narrow, kernel_features(fp8, b200, 0.0).narrow, 1e-12);
+  EXPECT_NEAR(kernel_features(fp4, b200, 0.0).t_compute * 2.0, kernel_features(fp8, b200, 0.0).t_compute, 1e-15);
+  EXPECT_DOUBLE_EQ(t.cost(bf16, b200).seconds, plain.cost(bf16, b200).seconds);
+  EXPECT_NEAR(t.cost(fp8, b200).seconds / plain.cost(fp8, b200).seconds, std::exp(0.3), 1e-12);
+  EXPECT_NEAR(t.cost(fp4, b200).seconds / plain.cost(fp4, b200).seconds, std::exp(0.3), 1e-12);
+
+  const auto with_dims = [&](std::size_t dims) {
+    EfficiencyModel m = truth();
+    m.params(KernelClass::Gemm).residual = BoostedTrees::parse(YAML::Load(
+        "{dims: " + std::to_string(dims) + ", base: 0, trees: [{features: [0], thresholds: [100.0], leaves: [0.2, 0.2]}]}"));
+    return m.to_yaml();
+  };
+  const EfficiencyModel old = EfficiencyModel::from_yaml(with_dims(dtype_feature), "old.yaml");
+  EXPECT_NEAR(old.cost(fp8, b200).seconds / plain.cost(fp8, b200).seconds, std::exp(0.2), 1e-12);
+  try {
+    EfficiencyModel::from_yaml(with_dims(dtype_feature - 1), "bad.yaml");
+    FAIL() << "accepted residual trees of too few features";
+  } catch (const SpecError& e) {
+    EXPECT_NE(std::string(e.what()).find("bad.yaml: gemm: residual trees have 36 features, expected 38"), std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(EfficiencyModel, ReportsBoundAndEfficiency) {
   const EfficiencyModel t = truth();
   const GpuSpec& gpu = *find_builtin_gpu("a100_sxm_80gb");
