@@ -35,16 +35,14 @@ double narrow_dtype(const Kernel& k, const GpuSpec& gpu) {
   return std::max(0.0, std::log2(gpu.peak(k.dtype) / gpu.peak(DType::BF16)));
 }
 
-// The GEMM's narrow-dtype term: an fp4 GEMM (NVFP4 on Blackwell, log2 ratio 2) gets the GPU's
-// fp8 value. The engine's quantise-and-scale work around an fp4 product is the kind fp8's is, and
-// no generation left out of a fit can teach an extrapolation beyond fp8 (docs/kernel-model.md,
-// "fp4 GEMMs").
-double gemm_narrow(const Kernel& k, const GpuSpec& gpu) {
-  const double narrow = narrow_dtype(k, gpu);
-  if (k.dtype != DType::FP4 || !(k.flops > 0)) return narrow;
-  if (gpu.supports(DType::FP8) && gpu.supports(DType::BF16))
-    return std::min(narrow, std::max(0.0, std::log2(gpu.peak(DType::FP8) / gpu.peak(DType::BF16))));
-  return std::min(narrow, 1.0);
+// The GEMM's parametric narrow-dtype term, from its dtype's `narrow_dtype`: an fp4 GEMM (NVFP4
+// on Blackwell, 2) gets the GPU's fp8 value (1 where it has no fp8 peak). The engine's
+// quantise-and-scale work around an fp4 product is the kind fp8's is, and no generation left out
+// of a fit can teach an extrapolation beyond fp8 (docs/kernel-model.md, "fp4 GEMMs").
+double gemm_narrow(const Kernel& k, const GpuSpec& gpu, double narrow) {
+  if (k.dtype != DType::FP4 || narrow == 0.0) return narrow;
+  const double fp8 = gpu.supports(DType::FP8) ? std::log2(gpu.peak(DType::FP8) / gpu.peak(DType::BF16)) : 1.0;
+  return std::min(narrow, std::max(0.0, fp8));
 }
 
 // How an attention kernel's work splits over the GPU: CTAs of (sequence, head, block of 128
@@ -66,7 +64,8 @@ AttentionWork attention_work(const Kernel& k, const GpuSpec& gpu) {
 // tiles over the SMs for several tile shapes, how well M, N and K fit the candidate tiles, the
 // split-K a library resorts to when the output tiles cannot fill the SMs, and whether the
 // operands fit in L2.
-void residual_features(const Kernel& k, const GpuSpec& gpu, KernelFeatures& f) {
+// `narrow`: the kernel's narrow_dtype (GEMMs; computed once by the caller).
+void residual_features(const Kernel& k, const GpuSpec& gpu, double narrow, KernelFeatures& f) {
   const double m = static_cast<double>(k.m), n = static_cast<double>(k.n), kk = static_cast<double>(k.k);
   const double batch = static_cast<double>(k.batch), sms = static_cast<double>(gpu.num_sms);
   const double ridge = k.flops > 0 ? gpu.peak(k.dtype) / gpu.hbm_bandwidth : 1.0;
@@ -120,7 +119,7 @@ void residual_features(const Kernel& k, const GpuSpec& gpu, KernelFeatures& f) {
   x[i++] = std::log2(std::max(m * kk * batch * elem, 1.0) / gpu.l2_bytes);
   // The dtype's tensor rate over 16-bit (log2: 0 bf16, 1 fp8, 2 fp4 on Blackwell): each dtype runs
   // its own kernels (tiles, scale handling), whose staircase the trees can then tell apart.
-  x[i++] = narrow_dtype(k, gpu);
+  x[i++] = narrow;
 }
 
 const char* kClassNames[] = {"gemm", "attention_prefill", "attention_decode", "norm",
@@ -168,7 +167,9 @@ KernelFeatures kernel_features(const Kernel& k, const GpuSpec& gpu, double other
     for (double d : v) x[n++] = d;
   };
   const double m = static_cast<double>(k.m), n = static_cast<double>(k.n), kk = static_cast<double>(k.k);
-  if (residual) residual_features(k, gpu, f);
+  // log2 of the dtype's tensor rate over 16-bit, read by the GEMM residual and narrow-dtype term.
+  const double narrow = f.cls == KernelClass::Gemm ? narrow_dtype(k, gpu) : 0.0;
+  if (residual) residual_features(k, gpu, narrow, f);
   const double sms = static_cast<double>(gpu.num_sms);
   switch (f.cls) {
     case KernelClass::Gemm: {
@@ -178,7 +179,7 @@ KernelFeatures kernel_features(const Kernel& k, const GpuSpec& gpu, double other
       // saturating function of the waves of 128x128 tiles, not log M.
       const double waves = std::ceil(m / 128.0) * std::ceil(n / 128.0) * static_cast<double>(k.batch) /
                            static_cast<double>(gpu.num_sms);
-      f.narrow = gemm_narrow(k, gpu) * engine_narrow;
+      f.narrow = gemm_narrow(k, gpu, narrow) * engine_narrow;
       set(f.xc, f.nc, {1.0, 1.0 / (1.0 + waves), l2(n), l2(kk), other_source, f.narrow});
       f.grid_waves = waves;
       // The K loop in steps of 64. (Dividing it by the split-K that would fill the SMs made the
