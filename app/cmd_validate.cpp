@@ -4,12 +4,14 @@
 #include "app/cli_options.hpp"
 #include "app/measurement_inputs.hpp"
 #include "base/util/csv.hpp"
+#include "kernels/attention_backend.hpp"
 #include "kernels/gpu_spec.hpp"
 #include "kernels/tiers.hpp"
 #include "kernels/validation.hpp"
 #include "base/util/atomic_file.hpp"
 
 #include <cstdio>
+#include <stdexcept>
 #include "kernels/efficiency_fit.hpp"
 
 namespace po = boost::program_options;
@@ -23,7 +25,7 @@ int cmd_validate(const std::vector<std::string>& args) {
       "measurement of GPU G. cross-gen fits on the shipped sweeps of every other GPU (or uses\n"
       "--calibration); target needs --calibration (from `kernelsight calibrate`).\n\noptions");
   MeasurementInputs in;
-  std::string tier_text, calibration, exclude, sweeps_dir, rows_out, leave_out, framework, fold;
+  std::string tier_text, calibration, exclude, sweeps_dir, rows_out, leave_out, framework, fold, backend;
   opts.add_options()("help,h", "show this help")("gpu", po::value(&in.gpu)->required(), "catalog name of the GPU")(
       "tier", po::value(&tier_text)->required(), "roofline | cross-gen | target")(
       "calibration", po::value(&calibration), "calibration file (target tier, or a saved cross-gen model)")(
@@ -35,6 +37,9 @@ int cmd_validate(const std::vector<std::string>& args) {
       "leave-out", po::value(&leave_out), "cross-gen: more GPUs not fitted, e.g. the GPU's generation (comma-separated)")(
       "framework", po::value(&framework), "cross-gen: fit engine F's kernels (trtllm, vllm, sglang) where it measured them")(
       "fold", po::value(&fold), "I/K: only the rows of shape-family fold I of K (those calibrate --holdout-fold I/K left out)")(
+      "attention-backend", po::value(&backend),
+      "only the attention rows of this backend (fa2, fa3, fa4, flashinfer, trtllm, triton): what calibrate "
+      "--attention-backend fitted")(
       "rows-out", po::value(&rows_out), "also write every row with its measured and predicted times (CSV)");
   po::variables_map vm;
   if (int rc = parse_options("validate", args, opts, vm); rc >= 0) return rc;
@@ -52,10 +57,22 @@ int cmd_validate(const std::vector<std::string>& args) {
     std::cerr << "kernelsight validate: unknown GPU '" << in.gpu << "' (see kernelsight list)\n";
     return kExitBadInput;
   }
+  if (!backend.empty() && !kernels::is_attention_backend(backend)) {
+    std::string known;
+    for (const auto& b : kernels::attention_backend_names()) known += (known.empty() ? "" : ", ") + b;
+    std::cerr << "kernelsight validate: unknown --attention-backend '" << backend << "' (known: " << known << ")\n";
+    return kExitBadInput;
+  }
   in.exclude_models = split_models(exclude);
   return run_reporting_errors([&] {
     if (!fold.empty()) parse_fold("--fold", fold, in, false);
-    const auto rows = load_measurements(in);
+    auto rows = load_measurements(in);
+    if (!backend.empty()) {
+      rows = kernels::attention_rows_of(rows, backend);
+      if (rows.empty())
+        throw std::invalid_argument("--attention-backend " + backend + ": no attention rows of that backend in the "
+                                    "measurements of " + in.gpu + " (the sweep's kernel_source column names it)");
+    }
     kernels::EfficiencyModel model;
     if (!calibration.empty())
       model = kernels::EfficiencyModel::load(calibration);
@@ -82,18 +99,22 @@ int cmd_validate(const std::vector<std::string>& args) {
     std::cout << kernels::format_report(kernels::evaluate(rows, predict, roofline),
                                         std::string(kernels::tier_name(*tier)));
     if (!rows_out.empty()) {
-      std::string csv = "model,label,op,class,dtype,m,n,k,tokens,hidden,measured_us,predicted_us,roofline_us\n";
+      std::string csv = "model,label,op,class,dtype,m,n,k,tokens,hidden,measured_us,predicted_us,roofline_us,"
+                        "batch,heads,kv_heads,head_dim,q_len,kv_len\n";
       char buf[512];
       for (const auto& m : rows) {
         kernels::KernelClass cls;
         const std::string cls_name =
             kernels::kernel_class(m.kernel.op, &cls) ? std::string(kernels::class_name(cls)) : std::string("-");
-        std::snprintf(buf, sizeof buf, "%s,%s,%s,%s,%s,%lld,%lld,%lld,%lld,%lld,%.6g,%.6g,%.6g\n", m.model.c_str(),
+        std::snprintf(buf, sizeof buf, "%s,%s,%s,%s,%s,%lld,%lld,%lld,%lld,%lld,%.6g,%.6g,%.6g,%lld,%lld,%lld,%lld,%lld,%lld\n", m.model.c_str(),
                       m.label.c_str(), m.shape.op.c_str(), cls_name.c_str(),
                       std::string(kernels::dtype_name(m.kernel.dtype)).c_str(), static_cast<long long>(m.shape.m),
                       static_cast<long long>(m.shape.n), static_cast<long long>(m.shape.k),
                       static_cast<long long>(m.shape.tokens), static_cast<long long>(m.shape.hidden),
-                      m.seconds * 1e6, predict(m) * 1e6, roofline(m) * 1e6);
+                      m.seconds * 1e6, predict(m) * 1e6, roofline(m) * 1e6, static_cast<long long>(m.shape.batch),
+                      static_cast<long long>(m.shape.heads), static_cast<long long>(m.shape.kv_heads),
+                      static_cast<long long>(m.shape.head_dim), static_cast<long long>(m.shape.q_len),
+                      static_cast<long long>(m.shape.kv_len));
         csv += buf;
       }
       util::write_file_atomically(rows_out, csv);

@@ -88,6 +88,19 @@ void residual_features(const Kernel& k, const GpuSpec& gpu, double narrow, Kerne
       x[i++] = std::log2(full);
       x[i++] = waves / full;
     }
+    if (f.cls == KernelClass::AttentionDecode) {
+      // Which decode kernel an engine runs, and how it splits the work, follows the heads: a
+      // grouped-query group (query heads per KV head) is packed into one CTA by some kernels
+      // (TensorRT-LLM's XQA, FlashInfer, FlashAttention's GQA packing) and not by others
+      // (masked multi-head fallbacks), for some group sizes and head dims only. The CTAs per
+      // SM both ways let the trees tell the two apart. Chosen by the calibrations' inner
+      // cross-validation (docs/kernel-model.md, "Decode attention's heads").
+      const double qh = k.heads > 0 ? static_cast<double>(k.heads) : 1.0;
+      const double kvh = k.kv_heads > 0 ? static_cast<double>(k.kv_heads) : qh;
+      x[i++] = std::log2(qh / kvh);
+      x[i++] = std::log2(batch * kvh / sms);
+      x[i++] = std::log2(batch * qh / sms);
+    }
     return;
   }
   static constexpr double kTiles[][2] = {{64, 64},  {128, 64},  {64, 128},  {128, 128},

@@ -84,7 +84,9 @@ struct KernelFeatures {
   // of 64, 128 and 256, the split-K that fills the SMs and the K per split, and weights and
   // activations over L2. GEMM libraries quantise work into tiles and waves and pick the tile per
   // shape: the residual learns the resulting staircase from whichever tiling explains the
-  // target's measurements. Other classes: waves of CTAs over the SMs.
+  // target's measurements. Other classes: waves of CTAs over the SMs; decode attention also the
+  // grouped-query group (log2 query heads per KV head) and (sequence, KV head) and (sequence,
+  // query head) CTAs per SM.
   static constexpr std::size_t kResidualDims = 38;
   std::array<double, kResidualDims> xr{};
   Kernel kernel{};  // the kernel itself: its shape family may have been measured

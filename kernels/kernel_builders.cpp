@@ -64,7 +64,7 @@ Kernel make_attention_prefill(const char* name, std::int64_t sequences, std::int
   const double bytes = 2.0 * q * qh * hd * act_b + d(kv_read) * 2.0 * kvh * hd * kv_b + q * 2.0 * kvh * hd * kv_b;
   // FlashAttention, causal
   return Kernel{OpKind::AttentionPrefill, name, act, queries, kv_read, head_dim, flops, bytes, Phase::Prefill, 1,
-                std::max<std::int64_t>(sequences, 1), q_heads};
+                std::max<std::int64_t>(sequences, 1), q_heads, kv_heads};
 }
 
 Kernel make_attention_decode(const char* name, std::int64_t sequences, std::int64_t context, std::int64_t q_heads,
@@ -74,7 +74,7 @@ Kernel make_attention_decode(const char* name, std::int64_t sequences, std::int6
   const double flops = 4.0 * qh * hd * ctx;
   const double bytes = ctx * 2.0 * kvh * hd * kv_b + 2.0 * s * qh * hd * act_b + s * 2.0 * kvh * hd * kv_b;
   return Kernel{OpKind::AttentionDecode, name, act, sequences, context, head_dim, flops, bytes, Phase::Decode, 1,
-                std::max<std::int64_t>(sequences, 1), q_heads};
+                std::max<std::int64_t>(sequences, 1), q_heads, kv_heads};
 }
 
 Kernel make_attention_verify(const char* name, std::int64_t sequences, std::int64_t queries, std::int64_t keys,
@@ -85,7 +85,7 @@ Kernel make_attention_verify(const char* name, std::int64_t sequences, std::int6
   const double flops = 4.0 * qh * hd * d(pairs);
   const double bytes = d(keys) * 2.0 * kvh * hd * kv_b + 2.0 * q * qh * hd * act_b + q * 2.0 * kvh * hd * kv_b;
   return Kernel{OpKind::AttentionDecode, name, act, queries, keys, head_dim, flops, bytes, Phase::Decode, 1,
-                std::max<std::int64_t>(sequences, 1), q_heads};
+                std::max<std::int64_t>(sequences, 1), q_heads, kv_heads};
 }
 
 Kernel make_mla_attention_prefill(const char* name, std::int64_t sequences, std::int64_t queries,

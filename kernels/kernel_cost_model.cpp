@@ -28,6 +28,7 @@ std::uint64_t KernelCostModel::hash(const Key& key) {
   h = mix(h, static_cast<std::uint64_t>(key.k));
   h = mix(h, static_cast<std::uint64_t>(key.batch));
   h = mix(h, static_cast<std::uint64_t>(key.heads));
+  h = mix(h, static_cast<std::uint64_t>(key.kv_heads));
   std::uint64_t bits;
   std::memcpy(&bits, &key.bytes, sizeof bits);
   h = mix(h, bits);
@@ -72,7 +73,7 @@ KernelCost KernelCostModel::cost(const Kernel& kernel) const {
     return price(kernel);
   }
   const Key key{kernel.op,    kernel.dtype, kernel.m,     kernel.n,    kernel.k,
-                kernel.batch, kernel.heads, kernel.flops, kernel.bytes};
+                kernel.batch, kernel.heads, kernel.kv_heads, kernel.flops, kernel.bytes};
   if (memo_.empty()) memo_.resize(kSlots);
   Slot& slot = memo_[hash(key) & (kSlots - 1)];
   if (slot.used && slot.key == key) return slot.cost;

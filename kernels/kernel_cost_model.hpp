@@ -46,11 +46,11 @@ class KernelCostModel {
   struct Key {
     OpKind op;
     DType dtype;
-    std::int64_t m, n, k, batch, heads;
+    std::int64_t m, n, k, batch, heads, kv_heads;
     double flops, bytes;
     bool operator==(const Key& o) const {
       return op == o.op && dtype == o.dtype && m == o.m && n == o.n && k == o.k && batch == o.batch &&
-             heads == o.heads && flops == o.flops && bytes == o.bytes;
+             heads == o.heads && kv_heads == o.kv_heads && flops == o.flops && bytes == o.bytes;
     }
   };
   struct Slot {

@@ -83,6 +83,45 @@ for gpu, e, cls, dt, n, tm, rm in rows:
     print(f"| {gpu} | {e} | {cls} {dt} | {n} | {tm} | {rm} |")
 PY
 
+cat >>"$TMP/doc.md" <<'MD'
+
+## Target tier, the engine's default attention backend alone
+
+A table above that pools several attention backends (e.g. B200 SGLang: TensorRT-LLM's MHA, Triton
+and FlashInfer kernels) is fitted and scored as one. A scenario runs one backend
+(`hardware.gpu.attention_backend`, by default the engine's for the GPU's generation:
+`kernels/attention_backend.cpp`) and prices attention with that backend's own calibration
+(`calibrate --attention-backend B`). Here each such table's default backend: calibrated on its own
+attention rows of folds 1-2 and scored on fold 0's (`validate --attention-backend B --fold 0/3`).
+MAPE % of the target tier / of the roofline (rows).
+
+| GPU | engine | backend | class | rows | target MAPE % | roofline MAPE % |
+|---|---|---|---|---|---|---|
+MD
+{
+  for spec in h100_sxm:h100_sxm:hopper h200:h200_sxm:hopper b200:b200_sxm:blackwell l40s:l40s:ada; do
+    IFS=: read -r gpu sys gen <<<"$spec"
+    for e in trtllm vllm sglang; do
+      sources=$(awk -F, 'NR > 1 && $5 ~ /^attention/ { print $21 }' "$A/$sys.$e.csv" | sort -u | wc -l)
+      [ "$sources" -gt 1 ] || continue
+      # The engine's default backend (kernels::default_attention_backend).
+      case "$e:$gen" in
+        trtllm:*) b=trtllm ;;
+        vllm:hopper | sglang:hopper) b=fa3 ;;
+        vllm:blackwell) b=flashinfer ;;
+        sglang:blackwell) b=trtllm ;;
+        vllm:*) b=fa2 ;;
+        *) b=flashinfer ;;
+      esac
+      "$K" calibrate --gpu "$gpu" --framework "$e" --attention-backend "$b" --sweep "$A/$sys.$e.csv" --holdout-fold 0/3 \
+        -o "$TMP/b.yaml" 2>/dev/null || continue
+      "$K" validate --gpu "$gpu" --tier target --calibration "$TMP/b.yaml" --sweep "$A/$sys.$e.csv" --fold 0/3 \
+        --attention-backend "$b" 2>/dev/null |
+        awk -v gpu="$gpu" -v e="$e" -v b="$b" '/^\{/ { gsub(/[{}]/, ""); printf "| %s | %s | %s | %s %s | %s | %s | %s |\n", gpu, e, b, $1, $2, $3, $4, $6 }'
+    done
+  done
+} >>"$TMP/doc.md"
+
 printf '\n## Cross-generation tier: no measurement of the predicted GPU or its generation\n' >>"$TMP/doc.md"
 section "A100 predicted without Ampere data" "$K" validate --gpu a100_sxm_80gb --tier cross-gen --leave-out a40 --sweep "$S/a100_sxm_80gb.vidur.csv"
 section "A40 predicted without Ampere data" "$K" validate --gpu a40 --tier cross-gen --leave-out a100_sxm_80gb --sweep "$S/a40.vidur.csv"

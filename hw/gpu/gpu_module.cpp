@@ -174,7 +174,7 @@ sc_core::sc_time GpuModule::collective_time(const std::vector<proto::CollectiveT
 bool GpuModule::same_shape(const kernels::Kernel& a, const kernels::Kernel& b) {
   return a.op == b.op && a.name == b.name && a.phase == b.phase && a.dtype == b.dtype && a.m == b.m && a.n == b.n &&
          a.k == b.k && a.flops == b.flops && a.bytes == b.bytes && a.groups == b.groups && a.batch == b.batch &&
-         a.heads == b.heads;
+         a.heads == b.heads && a.kv_heads == b.kv_heads;
 }
 
 // The same stream timing as one launch per kernel, without walking every layer. A stream is a

@@ -57,6 +57,66 @@ TEST(KernelsCli, RooflineTierPredictsTheRooflineOfEachRow) {
   EXPECT_NE(row2.find(",memory,"), std::string::npos) << row2;
 }
 
+// `validate --rows-out` writes each row's attention shape beside its times, so that errors can be
+// studied by heads, grouped-query group and lengths.
+TEST(KernelsCli, ValidateRowsOutCarriesTheAttentionShape) {
+  TempDir t;
+  std::ofstream(t.path / "s.csv")
+      << "gpu,source,model,label,op,dtype,m,n,k,batch,tokens,hidden,heads,kv_heads,head_dim,q_len,kv_len,time_us\n"
+         "h100_sxm,test,,gemm,gemm,bf16,4096,4096,4096,,,,,,,,,160\n"
+         "h100_sxm,test,,decode,attention_decode,bf16,,,,32,,,64,8,128,,2048,40\n";
+  const Result r = kernelsight("validate --gpu h100_sxm --tier roofline --sweep " + (t.path / "s.csv").string() +
+                               " --rows-out " + (t.path / "rows.csv").string());
+  ASSERT_EQ(r.status, 0) << r.out;
+  std::istringstream csv(read(t.path / "rows.csv"));
+  std::string header, gemm, decode;
+  std::getline(csv, header);
+  std::getline(csv, gemm);
+  std::getline(csv, decode);
+  EXPECT_EQ(header,
+            "model,label,op,class,dtype,m,n,k,tokens,hidden,measured_us,predicted_us,roofline_us,"
+            "batch,heads,kv_heads,head_dim,q_len,kv_len");
+  const auto ends_with = [](const std::string& s, const std::string& tail) {
+    return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+  };
+  EXPECT_TRUE(ends_with(gemm, ",1,0,0,0,0,0")) << gemm;  // one problem, no attention shape
+  EXPECT_NE(decode.find(",40,"), std::string::npos) << decode;
+  EXPECT_TRUE(ends_with(decode, ",32,64,8,128,0,2048")) << decode;
+}
+
+// `validate --attention-backend B` scores B's attention rows alone, as `calibrate
+// --attention-backend B` fits them; a backend the sweep lacks, or does not know, is an error.
+TEST(KernelsCli, ValidateScoresOneAttentionBackend) {
+  TempDir t;
+  const std::string header =
+      "gpu,source,model,label,op,dtype,m,n,k,batch,tokens,hidden,heads,kv_heads,head_dim,q_len,kv_len,time_us,"
+      "framework,version,kernel_source,kv_dtype\n";
+  std::ofstream(t.path / "s.csv") << header
+                                  << "h100_sxm,t,,d,attention_decode,bf16,,,,32,,,64,8,128,,2048,40,vllm,1,vllm_flash_attn_fa3,bf16\n"
+                                     "h100_sxm,t,,d,attention_decode,bf16,,,,32,,,64,8,128,,4096,70,vllm,1,vllm_flash_attn_fa3,bf16\n"
+                                     "h100_sxm,t,,d,attention_decode,bf16,,,,32,,,64,8,128,,2048,55,vllm,1,vllm_triton_attn,bf16\n"
+                                     "h100_sxm,t,,g,gemm,bf16,4096,4096,4096,,,,,,,,,160,vllm,1,,\n";
+  const std::string base = "validate --gpu h100_sxm --tier roofline --sweep " + (t.path / "s.csv").string();
+  const auto rows_scored = [&](const std::string& extra) {
+    const Result r = kernelsight(base + extra + " --rows-out " + (t.path / "rows.csv").string());
+    EXPECT_EQ(r.status, 0) << r.out;
+    std::istringstream csv(read(t.path / "rows.csv"));
+    int n = -1;  // the header
+    for (std::string line; std::getline(csv, line);) ++n;
+    return n;
+  };
+  EXPECT_EQ(rows_scored(""), 4);
+  EXPECT_EQ(rows_scored(" --attention-backend fa3"), 2);
+  EXPECT_EQ(rows_scored(" --attention-backend triton"), 1);
+  const Result none = kernelsight(base + " --attention-backend flashinfer");
+  EXPECT_EQ(none.status, 2);
+  EXPECT_NE(none.out.find("--attention-backend flashinfer: no attention rows of that backend"), std::string::npos)
+      << none.out;
+  const Result unknown = kernelsight(base + " --attention-backend fa9");
+  EXPECT_EQ(unknown.status, 2);
+  EXPECT_NE(unknown.out.find("unknown --attention-backend 'fa9' (known: fa2, fa3"), std::string::npos) << unknown.out;
+}
+
 TEST(KernelsCli, BadRowsAndMissingCalibrationsExitTwo) {
   TempDir t;
   std::ofstream(t.path / "bad.csv") << "op,dtype,m,n,k\ngemm,bf16,1,1,1\nconv,bf16,1,1,1\n";

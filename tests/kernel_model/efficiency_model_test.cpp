@@ -177,6 +177,36 @@ TEST(EfficiencyModel, ResidualTellsGemmDtypesApart) {
   }
 }
 
+// Decode kernels of one KV size differ by how the engine packs a grouped-query group: the decode
+// residual sees the group (log2 query heads per KV head) and the (sequence, KV head) and (sequence,
+// query head) CTAs per SM, so a tree can correct an MMHA-style kernel apart from a grouped one.
+// Trees fitted before these features existed never split on them: they price as they did.
+TEST(EfficiencyModel, DecodeResidualSeesTheQueryGroup) {
+  const GpuSpec& h100 = *find_builtin_gpu("h100_sxm");  // 132 SMs
+  // Llama-3-70B at TP 1 (64 query heads, 8 KV heads) against its MHA twin; 264 sequences.
+  const Kernel gqa = make_attention_decode("attention_decode", 264, 264 * 1024, 64, 8, 128, DType::BF16, DType::BF16);
+  const Kernel mha = make_attention_decode("attention_decode", 264, 264 * 1024, 64, 64, 128, DType::BF16, DType::BF16);
+  EXPECT_EQ(gqa.kv_heads, 8);
+  const auto xr = [&](const Kernel& k) { return kernel_features(k, h100, 0.0).xr; };
+  EXPECT_NEAR(xr(gqa)[12], 3.0, 1e-12);                // 64 / 8 = 2^3
+  EXPECT_NEAR(xr(gqa)[13], std::log2(16.0), 1e-12);    // 264 x 8 CTAs over 132 SMs
+  EXPECT_NEAR(xr(gqa)[14], std::log2(128.0), 1e-12);   // 264 x 64
+  EXPECT_NEAR(xr(mha)[12], 0.0, 1e-12);
+  EXPECT_NEAR(xr(mha)[13], std::log2(128.0), 1e-12);
+  // Prefill attention's features stop at the byte waves.
+  const Kernel prefill =
+      make_attention_prefill("attention_prefill", 4, 4096, 4096, 4 * 1024 * 1025 / 2 * 4, 64, 8, 128, DType::BF16, DType::BF16);
+  EXPECT_DOUBLE_EQ(kernel_features(prefill, h100, 0.0).xr[12], 0.0);
+
+  const EfficiencyModel plain = truth();
+  EfficiencyModel t = truth();
+  t.params(KernelClass::AttentionDecode).residual =
+      BoostedTrees::parse(YAML::Load("{dims: " + std::to_string(KernelFeatures::kResidualDims) +
+                                     ", base: 0, trees: [{features: [12], thresholds: [1.5], leaves: [0.0, -0.4]}]}"));
+  EXPECT_DOUBLE_EQ(t.cost(mha, h100).seconds, plain.cost(mha, h100).seconds);
+  EXPECT_NEAR(t.cost(gqa, h100).seconds / plain.cost(gqa, h100).seconds, std::exp(-0.4), 1e-12);
+}
+
 TEST(EfficiencyModel, ReportsBoundAndEfficiency) {
   const EfficiencyModel t = truth();
   const GpuSpec& gpu = *find_builtin_gpu("a100_sxm_80gb");
