@@ -342,8 +342,14 @@ KernelCost EfficiencyModel::cost(const Kernel& kernel, const GpuSpec& gpu, const
   // launch term is big, came out with a negative body), and the correction leaves the split
   // between launch and work, and so the bound, as the parametric terms put them.
   c.launch_seconds = parametric > 0 ? terms.floor * (c.seconds / parametric) : terms.floor;
-  const double body = c.seconds - c.launch_seconds;
   const double roof = std::max(f.t_compute, f.t_memory);
+  // Physics bounds what the learned correction may claim: a kernel computes no faster than the
+  // peak, and one whose bytes exceed L2 streams them no faster than HBM. Trees extrapolated to a
+  // shape family no sweep measured (grouped-query decodes of common models) can otherwise price
+  // work faster than the GPU can move it. Bytes that fit in L2 may be served from it.
+  const double bound = kernel.bytes > gpu.l2_bytes ? roof : f.t_compute;
+  if (c.seconds - c.launch_seconds < bound) c.seconds = c.launch_seconds + bound;
+  const double body = c.seconds - c.launch_seconds;
   c.efficiency = body > 0 ? roof / body : 1.0;
   c.compute_seconds = f.t_compute;
   c.memory_seconds = f.t_memory;

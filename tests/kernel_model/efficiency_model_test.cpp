@@ -183,9 +183,10 @@ TEST(EfficiencyModel, ResidualTellsGemmDtypesApart) {
 // Trees fitted before these features existed never split on them: they price as they did.
 TEST(EfficiencyModel, DecodeResidualSeesTheQueryGroup) {
   const GpuSpec& h100 = *find_builtin_gpu("h100_sxm");  // 132 SMs
-  // Llama-3-70B at TP 1 (64 query heads, 8 KV heads) against its MHA twin; 264 sequences.
-  const Kernel gqa = make_attention_decode("attention_decode", 264, 264 * 1024, 64, 8, 128, DType::BF16, DType::BF16);
-  const Kernel mha = make_attention_decode("attention_decode", 264, 264 * 1024, 64, 64, 128, DType::BF16, DType::BF16);
+  // Llama-3-70B at TP 1 (64 query heads, 8 KV heads) against its MHA twin; 264 sequences of 16
+  // keys (the GQA kernel's 17 MB fit in L2, so no roofline bound stops the correction below).
+  const Kernel gqa = make_attention_decode("attention_decode", 264, 264 * 16, 64, 8, 128, DType::BF16, DType::BF16);
+  const Kernel mha = make_attention_decode("attention_decode", 264, 264 * 16, 64, 64, 128, DType::BF16, DType::BF16);
   EXPECT_EQ(gqa.kv_heads, 8);
   const auto xr = [&](const Kernel& k) { return kernel_features(k, h100, 0.0).xr; };
   EXPECT_NEAR(xr(gqa)[12], 3.0, 1e-12);                // 64 / 8 = 2^3
@@ -205,6 +206,28 @@ TEST(EfficiencyModel, DecodeResidualSeesTheQueryGroup) {
                                      ", base: 0, trees: [{features: [12], thresholds: [1.5], leaves: [0.0, -0.4]}]}"));
   EXPECT_DOUBLE_EQ(t.cost(mha, h100).seconds, plain.cost(mha, h100).seconds);
   EXPECT_NEAR(t.cost(gqa, h100).seconds / plain.cost(gqa, h100).seconds, std::exp(-0.4), 1e-12);
+}
+
+// A learned correction cannot price work faster than the GPU can do it: a kernel whose bytes exceed
+// L2 takes at least bytes / HBM bandwidth (plus its launch share), one that fits in L2 may beat it
+// (its bytes can come from L2), and none beats the peak FLOP/s.
+TEST(EfficiencyModel, CorrectionStopsAtTheRoofline) {
+  const GpuSpec& h100 = *find_builtin_gpu("h100_sxm");  // 3.35 TB/s, 50 MB L2
+  EfficiencyModel fast = truth();
+  fast.params(KernelClass::AttentionDecode).residual =
+      BoostedTrees::parse(YAML::Load("{dims: " + std::to_string(KernelFeatures::kResidualDims) +
+                                     ", base: 0, trees: [{features: [0], thresholds: [100.0], leaves: [-3.0, -3.0]}]}"));
+  // "20x faster than the parametric model", for every kernel
+  // 512 sequences of 2,048 keys, 8 KV heads of 128: 4.3 GB of KV, far beyond L2.
+  const Kernel big = make_attention_decode("attention_decode", 512, 512 * 2048, 64, 8, 128, DType::BF16, DType::BF16);
+  ASSERT_GT(big.bytes, h100.l2_bytes);
+  const KernelCost c = fast.cost(big, h100);
+  EXPECT_NEAR(c.seconds - c.launch_seconds, big.bytes / 3.35e12, 1e-12);
+  EXPECT_NEAR(c.efficiency, 1.0, 1e-9);
+  // 2 sequences of 1,024 keys: 8.4 MB, within L2: the correction stands (20x under the parametric price).
+  const Kernel small = make_attention_decode("attention_decode", 2, 2 * 1024, 64, 8, 128, DType::BF16, DType::BF16);
+  ASSERT_LT(small.bytes, h100.l2_bytes);
+  EXPECT_NEAR(fast.cost(small, h100).seconds / truth().cost(small, h100).seconds, std::exp(-3.0), 1e-12);
 }
 
 TEST(EfficiencyModel, ReportsBoundAndEfficiency) {
