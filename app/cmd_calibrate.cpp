@@ -50,9 +50,7 @@ int cmd_calibrate(const std::vector<std::string>& args) {
   po::variables_map vm;
   if (int rc = parse_options("calibrate", args, opts, vm); rc >= 0) return rc;
   if (!backend.empty() && !kernels::is_attention_backend(backend)) {
-    std::string known;
-    for (const auto& b : kernels::attention_backend_names()) known += (known.empty() ? "" : ", ") + b;
-    std::cerr << "kernelsight calibrate: unknown --attention-backend '" << backend << "' (known: " << known << ")\n";
+    std::cerr << "kernelsight calibrate: unknown --attention-backend '" << backend << "' (known: " << kernels::attention_backend_list() << ")\n";
     return kExitBadInput;
   }
   if (cross_gen) {

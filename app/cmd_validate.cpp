@@ -58,9 +58,7 @@ int cmd_validate(const std::vector<std::string>& args) {
     return kExitBadInput;
   }
   if (!backend.empty() && !kernels::is_attention_backend(backend)) {
-    std::string known;
-    for (const auto& b : kernels::attention_backend_names()) known += (known.empty() ? "" : ", ") + b;
-    std::cerr << "kernelsight validate: unknown --attention-backend '" << backend << "' (known: " << known << ")\n";
+    std::cerr << "kernelsight validate: unknown --attention-backend '" << backend << "' (known: " << kernels::attention_backend_list() << ")\n";
     return kExitBadInput;
   }
   in.exclude_models = split_models(exclude);

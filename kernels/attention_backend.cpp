@@ -44,6 +44,12 @@ std::string attention_backend_of(const std::string& framework, const std::string
   return "";
 }
 
+std::string attention_backend_list() {
+  std::string out;
+  for (const auto& b : attention_backend_names()) out += (out.empty() ? "" : ", ") + b;
+  return out;
+}
+
 std::string default_attention_backend(const std::string& engine, const std::string& generation) {
   if (engine == "trtllm") return "trtllm";
   if (engine == "vllm") {

@@ -13,6 +13,8 @@ namespace ks::kernels {
 // The backends a scenario may name: fa2, fa3, fa4, flashinfer, trtllm, triton.
 const std::vector<std::string>& attention_backend_names();
 bool is_attention_backend(const std::string& name);
+// The names, comma-separated, for error messages ("fa2, fa3, ...").
+std::string attention_backend_list();
 
 // The backend of a measured attention row from its engine and kernel source (AIConfigurator's
 // labels, as its collector/kernel_source_backends.yaml translates them); "" when unknown.

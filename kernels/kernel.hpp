@@ -59,9 +59,9 @@ struct Kernel {
   // Attention: query heads on this GPU (FLOPs and bytes count them; the kernel's parallelism
   // over the SMs is sequences x heads). 0 when unknown (kernels built by a plug-in).
   std::int64_t heads = 0;
-  // Attention: key/value heads on this GPU. Decode kernels run one CTA per (sequence, KV head):
-  // the query heads of a grouped-query group share their KV and one CTA. 0 when unknown (then
-  // counted as `heads`).
+  // Attention: key/value heads on this GPU (bytes count them). Some decode kernels pack a
+  // grouped-query group into one CTA per (sequence, KV head), others run one per query head: the
+  // decode residual sees both counts. 0 when unknown (then counted as `heads`).
   std::int64_t kv_heads = 0;
 };
 
