@@ -72,14 +72,21 @@ KernelCost KernelCostModel::cost(const Kernel& kernel) const {
     ++misses_;
     return price(kernel);
   }
-  const Key key{kernel.op,    kernel.dtype, kernel.m,     kernel.n,    kernel.k,
-                kernel.batch, kernel.heads, kernel.kv_heads, kernel.flops, kernel.bytes};
+  if (kernel.heads != static_cast<std::int32_t>(kernel.heads) || kernel.kv_heads != static_cast<std::int32_t>(kernel.kv_heads)) {
+    ++misses_;
+    return price(kernel);
+  }
+  const Key key{kernel.m,     kernel.n,     kernel.k,
+                kernel.batch, kernel.flops, kernel.bytes,
+                static_cast<std::int32_t>(kernel.heads), static_cast<std::int32_t>(kernel.kv_heads),
+                static_cast<std::uint8_t>(kernel.op), static_cast<std::uint8_t>(kernel.dtype), true};
   if (memo_.empty()) memo_.resize(kSlots);
-  Slot& slot = memo_[hash(key) & (kSlots - 1)];
-  if (slot.used && slot.key == key) return slot.cost;
+  Slot& slot = kernel.op == OpKind::AttentionDecode ? decode_attention_ : memo_[hash(key) & (kSlots - 1)];
+  if (slot.key == key) return slot.cost;
   ++misses_;
   const KernelCost c = price(kernel);
-  slot = Slot{key, c, true};
+  slot.key = key;
+  slot.cost = c;
   return c;
 }
 

@@ -43,23 +43,26 @@ class KernelCostModel {
   bool prices_like(const KernelCostModel& other) const;
 
  private:
+  // One cache line: a lookup that misses (most attention kernels) reads nothing else. Heads
+  // beyond 32 bits are not memoised (cost() prices them directly).
   struct Key {
-    OpKind op;
-    DType dtype;
-    std::int64_t m, n, k, batch, heads, kv_heads;
+    std::int64_t m, n, k, batch;
     double flops, bytes;
+    std::int32_t heads, kv_heads;
+    std::uint8_t op, dtype;
+    bool used;
     bool operator==(const Key& o) const {
-      return op == o.op && dtype == o.dtype && m == o.m && n == o.n && k == o.k && batch == o.batch &&
-             heads == o.heads && kv_heads == o.kv_heads && flops == o.flops && bytes == o.bytes;
+      return m == o.m && n == o.n && k == o.k && batch == o.batch && flops == o.flops && bytes == o.bytes &&
+             heads == o.heads && kv_heads == o.kv_heads && op == o.op && dtype == o.dtype && used == o.used;
     }
   };
-  struct Slot {
-    Key key;
-    KernelCost cost;
-    bool used = false;
+  static_assert(sizeof(Key) <= 64, "a memo key fills one cache line");
+  struct alignas(64) Slot {
+    Key key{};
+    KernelCost cost{};
   };
   static std::uint64_t hash(const Key& key);
-  static constexpr std::size_t kSlots = 1 << 13;  // ~0.8 MB: stays in L2
+  static constexpr std::size_t kSlots = 1 << 13;  // 1 MB: stays in L2
 
   Tier tier_;
   GpuSpec gpu_;
@@ -70,6 +73,10 @@ class KernelCostModel {
   bool scaled_ = false;
   KernelCost price(const Kernel& kernel) const;
   mutable std::vector<Slot> memo_;  // kSlots entries, allocated on first use
+  // Decode attention carries the batch's summed context, so its key almost never repeats from
+  // one step to the next: in the table it would only evict shapes that do repeat (the GEMMs of
+  // each batch size). Its own slot serves the ranks of a TP group pricing the same kernel in turn.
+  mutable Slot decode_attention_;
   mutable std::uint64_t lookups_ = 0, misses_ = 0;
   bool memoise_ = true;
 };
