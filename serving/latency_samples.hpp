@@ -4,6 +4,7 @@
 // so a run of 10^8 ITLs (a million requests) collapses to about one run per engine step and the
 // statistics stay exact (numpy's percentile and population std over the expanded samples).
 #include <cstdint>
+#include <initializer_list>
 #include <vector>
 
 namespace ks::serving {
@@ -34,8 +35,11 @@ class LatencySamples {
     double value;
     std::uint64_t count;
   };
-  std::vector<Run> sorted_runs() const;
-  static double sorted_percentile(const std::vector<Run>& sorted, std::uint64_t n, double q);
+  std::vector<double> percentiles(std::initializer_list<double> qs) const;
+  // Writes the values of sorted sample ranks [ranks, ranks_end) (ascending) of the runs [lo, hi),
+  // whose first sample has rank `base`; reorders the runs.
+  static void select_ranks(Run* lo, Run* hi, std::uint64_t base, const std::uint64_t* ranks,
+                           const std::uint64_t* ranks_end, double* values, int depth);
 
   std::vector<Run> runs_;
   std::uint64_t size_ = 0;

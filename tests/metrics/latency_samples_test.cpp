@@ -63,6 +63,29 @@ TEST(LatencySamples, LongRunListsSortLikeTheExpandedSamples) {
   for (double q = 0.0; q <= 100.0; q += 0.5) EXPECT_EQ(samples.percentile(q), percentile(values, q)) << q;
 }
 
+// Few samples put several percentiles on the same or neighbouring ranks (p50's upper neighbour
+// above p90's lower one): each must still be the expanded samples' percentile.
+TEST(LatencySamples, FewSamplesGiveTheStatisticsOfTheExpandedSamples) {
+  std::mt19937_64 rng(5);
+  std::uniform_real_distribution<double> gap(0.001, 0.1);
+  std::uniform_int_distribution<int> count(1, 3);
+  for (int runs = 1; runs <= 12; ++runs) {
+    LatencySamples samples;
+    std::vector<double> values;
+    for (int i = 0; i < runs; ++i) {
+      const double v = i % 4 == 3 ? values.front() : gap(rng);  // some values repeat in runs apart
+      const int c = count(rng);
+      samples.add(v, static_cast<std::uint64_t>(c));
+      values.insert(values.end(), static_cast<std::size_t>(c), v);
+    }
+    const LatencyStats expanded = latency_stats(values);
+    const LatencyStats from_runs = samples.stats();
+    EXPECT_EQ(from_runs.median_ms, expanded.median_ms) << runs;
+    EXPECT_EQ(from_runs.p90_ms, expanded.p90_ms) << runs;
+    EXPECT_EQ(from_runs.p99_ms, expanded.p99_ms) << runs;
+  }
+}
+
 TEST(LatencySamples, CountsWeightTheirValues) {
   LatencySamples samples;
   samples.add(1.0, 3);
