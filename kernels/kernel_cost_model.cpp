@@ -66,20 +66,30 @@ bool KernelCostModel::prices_like(const KernelCostModel& o) const {
          roofline_launch_s_ == o.roofline_launch_s_ && scales_ == o.scales_ && memoise_ == o.memoise_;
 }
 
+bool KernelCostModel::memo_key(const Kernel& kernel, Key& key) {
+  if (kernel.heads != static_cast<std::int32_t>(kernel.heads) ||
+      kernel.kv_heads != static_cast<std::int32_t>(kernel.kv_heads))
+    return false;
+  key = Key{kernel.m,     kernel.n,     kernel.k,
+            kernel.batch, kernel.flops, kernel.bytes,
+            static_cast<std::int32_t>(kernel.heads), static_cast<std::int32_t>(kernel.kv_heads),
+            static_cast<std::uint8_t>(kernel.op), static_cast<std::uint8_t>(kernel.dtype), true};
+  return true;
+}
+
+void KernelCostModel::prefetch(const Kernel& kernel) const {
+  Key key;
+  if (!memoise_ || memo_.empty() || kernel.op == OpKind::AttentionDecode || !memo_key(kernel, key)) return;
+  __builtin_prefetch(&memo_[hash(key) & (kSlots - 1)]);
+}
+
 KernelCost KernelCostModel::cost(const Kernel& kernel) const {
   ++lookups_;
-  if (!memoise_) {
+  Key key;
+  if (!memoise_ || !memo_key(kernel, key)) {
     ++misses_;
     return price(kernel);
   }
-  if (kernel.heads != static_cast<std::int32_t>(kernel.heads) || kernel.kv_heads != static_cast<std::int32_t>(kernel.kv_heads)) {
-    ++misses_;
-    return price(kernel);
-  }
-  const Key key{kernel.m,     kernel.n,     kernel.k,
-                kernel.batch, kernel.flops, kernel.bytes,
-                static_cast<std::int32_t>(kernel.heads), static_cast<std::int32_t>(kernel.kv_heads),
-                static_cast<std::uint8_t>(kernel.op), static_cast<std::uint8_t>(kernel.dtype), true};
   if (memo_.empty()) memo_.resize(kSlots);
   Slot& slot = kernel.op == OpKind::AttentionDecode ? decode_attention_ : memo_[hash(key) & (kSlots - 1)];
   if (slot.key == key) return slot.cost;

@@ -31,6 +31,10 @@ class KernelCostModel {
   void set_time_scales(const std::array<double, kNumKernelClasses>& scales);
 
   KernelCost cost(const Kernel& kernel) const;
+  // Starts loading the memo slot cost(kernel) will read: a step's kernels, announced together,
+  // wait for memory once instead of once each (the table outgrows the core's caches between
+  // steps whose batch size changes).
+  void prefetch(const Kernel& kernel) const;
   // Off: every call prices the kernel afresh (the `--exact` reference; results are the same).
   void set_memoise(bool on) { memoise_ = on; }
   bool memoise() const { return memoise_; }
@@ -62,6 +66,7 @@ class KernelCostModel {
     KernelCost cost{};
   };
   static std::uint64_t hash(const Key& key);
+  static bool memo_key(const Kernel& kernel, Key& key);  // false: heads beyond 32 bits
   static constexpr std::size_t kSlots = 1 << 13;  // 1 MB: stays in L2
 
   Tier tier_;

@@ -99,7 +99,10 @@ void ContinuousBatchingScheduler::schedule_running(StepPlan& plan, std::int64_t&
       preempt(r, plan);
       continue;
     }
-    plan.sequences.push_back({r, tokens, r->computed_tokens});
+    ScheduledSequence& s = plan.sequences.emplace_back();  // in place, as complete() stores tokens
+    s.request = r;
+    s.tokens = tokens;
+    s.cached_before = r->computed_tokens;
     budget -= tokens;
     kept.push_back(r);
   }
@@ -201,7 +204,11 @@ void ContinuousBatchingScheduler::complete(const StepPlan& plan, double now_s, S
     // The step's logits for this sequence yield one token (one per pass when multi-step).
     r->generated += passes;
     if (r->first_token_s < 0) r->first_token_s = now_s;
-    outcome.emitted.push_back({r, r->last_token_s});
+    // Stored field by field: a braced temporary is built on the stack and reloaded as one 16-byte
+    // load over two 8-byte stores, which the CPU cannot forward (a stall per emitted token).
+    EmittedToken& token = outcome.emitted.emplace_back();
+    token.request = r;
+    token.previous_token_s = r->last_token_s;
     r->last_token_s = now_s;
     if (r->finished()) {
       r->finish_s = now_s;

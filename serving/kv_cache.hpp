@@ -62,8 +62,9 @@ class KvBlockManager {
   // Inline: called for every scheduled request every step, and a new block is needed once per
   // block_size tokens.
   bool reserve(Request& request, std::int64_t tokens) {
-    const std::int64_t needed = blocks_for(tokens) - static_cast<std::int64_t>(request.block_table.size());
-    return needed <= 0 || grow(request, needed);
+    const auto held = static_cast<std::int64_t>(request.block_table.size());
+    // blocks_for(tokens) <= held, by a multiplication: a division per sequence per step stalled.
+    return tokens <= held * block_size_ || grow(request, blocks_for(tokens) - held);
   }
   // Registers the request's newly completed full blocks in the prefix cache (inline like reserve).
   void commit(Request& request) {

@@ -18,7 +18,11 @@ class LatencySamples {
   void add(double value_s, std::uint64_t count = 1) {
     if (count == 0) return;
     if (!runs_.empty() && runs_.back().value == value_s) runs_.back().count += count;
-    else runs_.push_back({value_s, count});
+    else {
+      Run& run = runs_.emplace_back();  // in place: a braced temporary stalls store forwarding
+      run.value = value_s;
+      run.count = count;
+    }
     size_ += count;
   }
   std::uint64_t size() const { return size_; }

@@ -29,6 +29,7 @@ class CatalogGpu final : public GpuModule {
   const kernels::GpuSpec& spec() const override { return costs_->gpu(); }
   kernels::KernelCost kernel_cost(const kernels::Kernel& kernel) const override { return costs_->cost(kernel); }
   bool reuses_kernel_costs() const override { return costs_->memoise(); }
+  void will_price(const kernels::Kernel& kernel) const override { costs_->prefetch(kernel); }
 
  private:
   static kernels::KernelCostModel make_cost_model(const GpuArgs& args, const kernels::GpuSpec& spec) {

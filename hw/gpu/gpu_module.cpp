@@ -141,6 +141,8 @@ void GpuModule::price(const std::vector<kernels::Kernel>& kernels, std::vector<P
   const std::size_t kept = reuse ? std::min(out.size(), kernels.size()) : 0;
   for (std::size_t i = kernels.size(); i < out.size(); ++i) settle(out[i]);
   out.resize(kernels.size());
+  if (reuse)
+    for (const kernels::Kernel& k : kernels) will_price(k);
   for (std::size_t i = 0; i < kernels.size(); ++i) price_one(kernels[i], out[i], i < kept, collectives);
 }
 

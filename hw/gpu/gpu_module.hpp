@@ -42,6 +42,9 @@ class GpuModule : public sc_core::sc_module {
   // then reuses the previous step's price of a kernel that did not change (same position, same
   // shape), skipping the lookup. Off by default: a kind's costs may depend on its state.
   virtual bool reuses_kernel_costs() const { return false; }
+  // A hint that kernel_cost(kernel) follows soon: a step launch gives it for each kernel it is
+  // about to price, so that a memoised model can fetch them all before the first is needed.
+  virtual void will_price(const kernels::Kernel& kernel) const { (void)kernel; }
 
   // When everything issued so far to `stream` (-1: all streams) will have finished.
   sc_core::sc_time stream_free_at(int stream) const;
