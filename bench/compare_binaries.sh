@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # CPU time of several kernelsight binaries on one bench case, run in turn so that load on the
-# machine falls on all of them alike: the median task-clock (perf stat) of ROUNDS runs each.
+# machine falls on all of them alike: the median, minimum and lower quartile task-clock (perf
+# stat) of ROUNDS runs each. KS_PIN_CPU=N pins every run to core N (taskset).
 #   bench/compare_binaries.sh CASE ROUNDS BINARY[=DATA_DIR] BINARY[=DATA_DIR] ...
 # DATA_DIR (KERNELSIGHT_DATA_DIR) lets an older binary read its own calibrations.
 #   bench/compare_binaries.sh 0 15 /tmp/old/build/app/kernelsight=/tmp/old/data build/app/kernelsight
@@ -20,7 +21,7 @@ for _ in $(seq "$rounds"); do
     data=""
     [ "$spec" != "$bin" ] && data="${spec#*=}"
     # perf's CSV on stderr; the run's own stderr goes to a file so that a failure can be shown.
-    if ! env LC_ALL=C ${data:+KERNELSIGHT_DATA_DIR="$data"} perf stat -x, -o "$out/perf" -e task-clock \
+    if ! env LC_ALL=C ${data:+KERNELSIGHT_DATA_DIR="$data"} ${KS_PIN_CPU:+taskset -c "$KS_PIN_CPU"} perf stat -x, -o "$out/perf" -e task-clock \
       "$bin" run "$scenario" -q --out "$out/o" >/dev/null 2>"$out/err"; then
       echo "$bin failed on $scenario:" >&2
       cat "$out/err" >&2
@@ -37,5 +38,7 @@ for line in sys.stdin:
     binary, ms = line.rsplit(None, 1)
     runs[binary].append(float(ms))
 for binary, v in runs.items():
-    print(f'case $case_no  {statistics.median(v):10.1f} ms median of {len(v)}  {binary}')
+    v.sort()
+    # The minimum and lower quartile are the steadier figures on a machine whose load drifts.
+    print(f'case $case_no  {statistics.median(v):10.1f} ms median of {len(v)}  min {v[0]:.1f}  q1 {v[(len(v) - 1) // 4]:.1f}  {binary}')
 "

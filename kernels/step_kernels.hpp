@@ -18,7 +18,7 @@ struct StepKernels {
   // prices): every refill gets a new process-wide `version`. base != 0: the lists equal those of
   // version `base` except per_layer[changed_begin, changed_end) (StepDecomposer, when only the
   // attention kernels moved); base 0: anything may have changed. Kept because dropping it (the
-  // GPU comparing every kernel, the host copying whole steps) costs 6-22% on the bench cases
+  // GPU comparing every kernel, the host copying whole steps) costs 8-22% on the bench cases
   // (docs/performance.md).
   std::uint64_t version = 0, base = 0;
   std::size_t changed_begin = 0, changed_end = 0;

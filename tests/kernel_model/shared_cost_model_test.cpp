@@ -113,3 +113,38 @@ TEST(GpuSpec, EqualityComparesEveryField) {
     EXPECT_NE(changed, base) << "change " << i;
   }
 }
+
+// Decode attention (whose summed context makes nearly every key new) has a slot of its own: it
+// neither evicts the shapes that repeat nor loses the ranks of a TP group asking for it in turn.
+TEST(KernelCostModelMemo, DecodeAttentionKeepsToItsOwnSlot) {
+  const GpuSpec& h100 = *find_builtin_gpu("h100_sxm");
+  KernelCostModel model = roofline_model(h100);
+  const Kernel gemm = make_gemm("gemm", 64, 4096, 4096, DType::BF16, 2, 2);
+  model.cost(gemm);
+  for (std::int64_t context = 1000; context < 1000 + 20000; ++context) {
+    const Kernel decode = make_attention_decode("attn", 8, context, 32, 8, 128, DType::BF16, DType::BF16);
+    EXPECT_DOUBLE_EQ(model.cost(decode).seconds, roofline_cost(decode, h100, 2e-6).seconds);
+    EXPECT_DOUBLE_EQ(model.cost(decode).seconds, roofline_cost(decode, h100, 2e-6).seconds) << "a second rank";
+  }
+  const std::uint64_t misses = model.misses();
+  EXPECT_EQ(misses, 1u + 20000u) << "each context priced once, its repeat found";
+  model.cost(gemm);
+  EXPECT_EQ(model.misses(), misses) << "20,000 decode shapes left the GEMM's slot alone";
+}
+
+// The memo key holds heads in 32 bits; a kernel beyond that is priced afresh, never mistaken for
+// one whose heads agree in the low bits.
+TEST(KernelCostModelMemo, HeadsBeyondTheKeyArePricedAfresh) {
+  const GpuSpec& h100 = *find_builtin_gpu("h100_sxm");
+  KernelCostModel model = roofline_model(h100);
+  Kernel a = make_attention_decode("attn", 8, 4096, 32, 8, 128, DType::BF16, DType::BF16);
+  Kernel huge = a;
+  huge.heads = a.heads + (std::int64_t{1} << 32);
+  huge.bytes = a.bytes;  // same traffic: only the heads tell them apart
+  model.cost(a);
+  model.cost(huge);
+  model.cost(huge);
+  EXPECT_EQ(model.lookups(), 3u);
+  EXPECT_EQ(model.misses(), 3u);
+  EXPECT_DOUBLE_EQ(model.cost(huge).seconds, roofline_cost(huge, h100, 2e-6).seconds);
+}
