@@ -163,6 +163,16 @@ bool kernel_class(OpKind op, KernelClass* out) {
   }
 }
 
+namespace {
+// The first features of x, assigned one by one: an initializer_list would be built on the stack
+// and read back, and each kernel priced afresh (every decode attention) pays for the round trip.
+template <typename... V>
+void set_features(std::array<double, kMaxFeatures>& x, std::size_t& n, V... v) {
+  n = 0;
+  ((x[n++] = static_cast<double>(v)), ...);
+}
+}  // namespace
+
 KernelFeatures kernel_features(const Kernel& k, const GpuSpec& gpu, double other_source, bool residual,
                                double without_engine_quantisation, const GpuSpec* architecture) {
   KernelFeatures f;
@@ -175,10 +185,6 @@ KernelFeatures kernel_features(const Kernel& k, const GpuSpec& gpu, double other
   f.t_compute = k.flops > 0 ? k.flops / gpu.peak(k.dtype) : 0.0;
   f.t_memory = k.bytes / gpu.hbm_bandwidth;
   f.t_issue = k.bytes / (static_cast<double>(gpu.num_sms) * gpu.clock_hz);
-  auto set = [](std::array<double, kMaxFeatures>& x, std::size_t& n, std::initializer_list<double> v) {
-    n = 0;
-    for (double d : v) x[n++] = d;
-  };
   const double m = static_cast<double>(k.m), n = static_cast<double>(k.n), kk = static_cast<double>(k.k);
   // log2 of the dtype's tensor rate over 16-bit, read by the GEMM residual and narrow-dtype term.
   const double narrow = f.cls == KernelClass::Gemm ? narrow_dtype(k, gpu) : 0.0;
@@ -193,12 +199,12 @@ KernelFeatures kernel_features(const Kernel& k, const GpuSpec& gpu, double other
       const double waves = std::ceil(m / 128.0) * std::ceil(n / 128.0) * static_cast<double>(k.batch) /
                            static_cast<double>(gpu.num_sms);
       f.narrow = gemm_narrow(k, gpu, narrow) * engine_narrow;
-      set(f.xc, f.nc, {1.0, 1.0 / (1.0 + waves), l2(n), l2(kk), other_source, f.narrow});
+      set_features(f.xc, f.nc, 1.0, 1.0 / (1.0 + waves), l2(n), l2(kk), other_source, f.narrow);
       f.grid_waves = waves;
       // The K loop in steps of 64. (Dividing it by the split-K that would fill the SMs made the
       // measured small-M times flat in K; they grow with K: 2.7 us at K = 64, 5.7 us at K = 8192.)
       f.t_chain = std::ceil(kk / 64.0) / gpu.clock_hz;
-      set(f.xm, f.nm, {1.0, lm, l2(n * kk) / 2.0, other_source});
+      set_features(f.xm, f.nm, 1.0, lm, l2(n * kk) / 2.0, other_source);
       break;
     }
     case KernelClass::AttentionPrefill: {
@@ -216,9 +222,9 @@ KernelFeatures kernel_features(const Kernel& k, const GpuSpec& gpu, double other
       const double p16 = arch.supports(DType::BF16) ? arch.peak(DType::BF16) : arch.peak(k.dtype);
       const double width =
           std::log2(std::max(p16 / (static_cast<double>(arch.num_sms) * arch.clock_hz * 1024.0), 1e-3));
-      set(f.xc, f.nc,
-          {1.0, 1.0 / (1.0 + w.waves), l2(w.queries_per_seq), l2(w.keys_per_seq), other_source, f.narrow, width});
-      set(f.xm, f.nm, {1.0, other_source});
+      set_features(f.xc, f.nc,
+          1.0, 1.0 / (1.0 + w.waves), l2(w.queries_per_seq), l2(w.keys_per_seq), other_source, f.narrow, width);
+      set_features(f.xm, f.nm, 1.0, other_source);
       f.grid_waves = w.waves;
       f.t_chain = std::ceil(w.keys_per_seq / 64.0) / gpu.clock_hz;
       // Query-key pairs over every query head: the FLOPs over 4 x head_dim (QK^T and PV).
@@ -229,22 +235,22 @@ KernelFeatures kernel_features(const Kernel& k, const GpuSpec& gpu, double other
       // Paged decode streams each sequence's keys and values: long contexts stream at the
       // bandwidth once enough (sequence, head) CTAs keep HBM busy.
       const AttentionWork w = attention_work(k, gpu);
-      set(f.xc, f.nc, {1.0});
+      set_features(f.xc, f.nc, 1.0);
       // Fitted, the memory efficiency sees only the waves: fewer (sequence, head) CTAs than SMs
       // cannot keep HBM busy (Little's law). The log sizes of the keys per sequence and of the
       // sequences (xm[2], xm[3]) let the sigmoid run off beyond the training range (an L40S decode
       // of 1024 sequences of 2 keys came out 34x too slow with Ada left out): the fit holds their
       // weights at 0 (efficiency_fit.cpp). They stay features so that calibration files fitted
       // before, which weigh them, price as they did.
-      set(f.xm, f.nm, {1.0, 1.0 / (1.0 + w.waves), l2(w.keys_per_seq), l2(m), other_source});
+      set_features(f.xm, f.nm, 1.0, 1.0 / (1.0 + w.waves), l2(w.keys_per_seq), l2(m), other_source);
       f.grid_waves = w.waves;
       f.t_chain = std::ceil(w.keys_per_seq / 64.0) / gpu.clock_hz;
       break;
     }
     default: {
       const double lb = l2(k.bytes) / 3.0;
-      set(f.xc, f.nc, {1.0});
-      set(f.xm, f.nm, {1.0, lb, lb * lb, other_source});
+      set_features(f.xc, f.nc, 1.0);
+      set_features(f.xm, f.nm, 1.0, lb, lb * lb, other_source);
       f.grid_waves = k.bytes / (sms * 65536.0);
       break;
     }

@@ -19,21 +19,24 @@ void KernelCostModel::set_calibrated_gpu(GpuSpec calibrated) {
 }
 
 std::uint64_t KernelCostModel::hash(const Key& key) {
-  auto mix = [](std::uint64_t h, std::uint64_t v) { return (h ^ v) * 0x100000001b3ULL; };
-  std::uint64_t h = 0xcbf29ce484222325ULL;
-  h = mix(h, static_cast<std::uint64_t>(key.op));
-  h = mix(h, static_cast<std::uint64_t>(key.dtype));
-  h = mix(h, static_cast<std::uint64_t>(key.m));
-  h = mix(h, static_cast<std::uint64_t>(key.n));
-  h = mix(h, static_cast<std::uint64_t>(key.k));
-  h = mix(h, static_cast<std::uint64_t>(key.batch));
-  h = mix(h, static_cast<std::uint64_t>(key.heads));
-  h = mix(h, static_cast<std::uint64_t>(key.kv_heads));
-  std::uint64_t bits;
-  std::memcpy(&bits, &key.bytes, sizeof bits);
-  h = mix(h, bits);
-  std::memcpy(&bits, &key.flops, sizeof bits);
-  h = mix(h, bits);
+  // Independent products summed, then mixed: no chain of dependent multiplies per lookup. Only
+  // the slot depends on it (a collision costs a repricing, never a wrong price).
+  auto bits = [](double d) {
+    std::uint64_t u;
+    std::memcpy(&u, &d, sizeof u);
+    return u;
+  };
+  auto u = [](std::int64_t v) { return static_cast<std::uint64_t>(v); };
+  std::uint64_t h = u(key.m) * 0x9e3779b97f4a7c15ULL + u(key.n) * 0xc2b2ae3d27d4eb4fULL +
+                    u(key.k) * 0x165667b19e3779f9ULL + u(key.batch) * 0xd6e8feb86659fd93ULL +
+                    bits(key.flops) * 0xff51afd7ed558ccdULL + bits(key.bytes) * 0xc4ceb9fe1a85ec53ULL +
+                    (static_cast<std::uint64_t>(static_cast<std::uint32_t>(key.heads)) |
+                     static_cast<std::uint64_t>(static_cast<std::uint32_t>(key.kv_heads)) << 32) *
+                        0x94d049bb133111ebULL +
+                    (static_cast<std::uint64_t>(key.op) | static_cast<std::uint64_t>(key.dtype) << 8) *
+                        0xbf58476d1ce4e5b9ULL;
+  h ^= h >> 32;
+  h *= 0x2545f4914f6cdd1dULL;
   return h ^ (h >> 29);  // the slot index uses the low bits
 }
 
