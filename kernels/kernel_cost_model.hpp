@@ -33,7 +33,8 @@ class KernelCostModel {
   KernelCost cost(const Kernel& kernel) const;
   // Starts loading the memo slot cost(kernel) will read: a step's kernels, announced together,
   // wait for memory once instead of once each (the table outgrows the core's caches between
-  // steps whose batch size changes).
+  // steps whose batch size changes). cost() computes the hash again: a few multiplies against a
+  // memory stall (measured in docs/performance.md).
   void prefetch(const Kernel& kernel) const;
   // Off: every call prices the kernel afresh (the `--exact` reference; results are the same).
   void set_memoise(bool on) { memoise_ = on; }

@@ -12,6 +12,7 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 namespace fs = std::filesystem;
 
@@ -25,6 +26,14 @@ std::string read(const fs::path& p) {
   std::stringstream ss;
   ss << std::ifstream(p).rdbuf();
   return ss.str();
+}
+
+// The first `n` lines of a CSV the CLI wrote (header first); missing lines come back empty.
+std::vector<std::string> first_lines(const fs::path& p, int n) {
+  std::istringstream csv(read(p));
+  std::vector<std::string> lines(static_cast<std::size_t>(n));
+  for (std::string& line : lines) std::getline(csv, line);
+  return lines;
 }
 
 struct TempDir {
@@ -41,11 +50,8 @@ TEST(KernelsCli, RooflineTierPredictsTheRooflineOfEachRow) {
   const Result r = kernelsight("kernels --gpu h100_sxm --tier roofline --in " + (t.path / "k.csv").string() +
                                " --out " + (t.path / "p.csv").string());
   ASSERT_EQ(r.status, 0) << r.out;
-  std::istringstream csv(read(t.path / "p.csv"));
-  std::string header, row1, row2;
-  std::getline(csv, header);
-  std::getline(csv, row1);
-  std::getline(csv, row2);
+  const std::vector<std::string> lines = first_lines(t.path / "p.csv", 3);
+  const std::string &header = lines[0], &row1 = lines[1], &row2 = lines[2];
   EXPECT_EQ(header, "op,dtype,m,n,k,predicted_us,roofline_us,bound,efficiency");
   // 2 * 4096^3 FLOP at 989.4 dense BF16 TFLOP/s, plus the 2 us launch latency.
   const double want1 = 2.0 * 4096.0 * 4096.0 * 4096.0 / 989.4e12 * 1e6 + 2.0;
@@ -68,11 +74,8 @@ TEST(KernelsCli, ValidateRowsOutCarriesTheAttentionShape) {
   const Result r = kernelsight("validate --gpu h100_sxm --tier roofline --sweep " + (t.path / "s.csv").string() +
                                " --rows-out " + (t.path / "rows.csv").string());
   ASSERT_EQ(r.status, 0) << r.out;
-  std::istringstream csv(read(t.path / "rows.csv"));
-  std::string header, gemm, decode;
-  std::getline(csv, header);
-  std::getline(csv, gemm);
-  std::getline(csv, decode);
+  const std::vector<std::string> lines = first_lines(t.path / "rows.csv", 3);
+  const std::string &header = lines[0], &gemm = lines[1], &decode = lines[2];
   EXPECT_EQ(header,
             "model,label,op,class,dtype,m,n,k,tokens,hidden,measured_us,predicted_us,roofline_us,"
             "batch,heads,kv_heads,head_dim,q_len,kv_len");
