@@ -171,7 +171,7 @@ int cmd_step(const std::vector<std::string>& args) {
     };
     std::vector<Row> rows;
     double step_s = 0;
-    auto add = [&](const char* section, const std::vector<kernels::Kernel>& ks, int count) {
+    auto add = [&](const char* section, const kernels::KernelList& ks, int count) {
       for (const kernels::Kernel& k : ks) {
         Row r{section, &k, count, {}, 0};
         if (kernels::is_collective(k.op)) {

@@ -21,7 +21,7 @@ StepKernels mixed_step() {
 }
 
 std::vector<Kernel> kernels_of(const StepKernels& s) {
-  std::vector<Kernel> all(s.pre);
+  std::vector<Kernel> all = s.pre.to_vector();
   all.insert(all.end(), s.per_layer.begin(), s.per_layer.end());
   all.insert(all.end(), s.post.begin(), s.post.end());
   return all;

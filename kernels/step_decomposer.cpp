@@ -435,20 +435,53 @@ void emit_layer(Emitter& e, const ModelConfig& model, const ParallelConfig& para
   }
 }
 
-// Dense layers of an MoE model within `range` go, in order, to the stage's pre list (after the
-// embedding); per_layer, repeated num_layers times, is then the range's MoE layers.
-void place_dense_layers(const ModelConfig& model, const std::vector<Kernel>& dense_layer, LayerRange range,
-                        StepKernels& stage) {
-  int dense = 0;
-  for (int i = range.begin; i < range.end; ++i) dense += model.is_moe_layer(i) ? 0 : 1;
-  for (int i = 0; i < dense; ++i) stage.pre.insert(stage.pre.end(), dense_layer.begin(), dense_layer.end());
-  stage.num_layers = range.count() - dense;
+// One step's kernels as plain vectors, before they become a StepKernels' chunks.
+struct StepDraft {
+  std::vector<Kernel> pre, layer, post;
+  std::vector<Kernel> dense;  // an MoE model's dense layer (one); empty when every layer is alike
+  int num_layers = 0;
+};
+
+StepDraft& draft_scratch() {
+  thread_local StepDraft draft;
+  return draft;
 }
 
-// Process-wide, so that no two refills of any StepKernels share a version.
-std::uint64_t next_version() {
-  static std::atomic<std::uint64_t> last{0};
-  return last.fetch_add(1, std::memory_order_relaxed) + 1;
+ChunkPtr chunk_of(const Kernel* first, const Kernel* last, ChunkPool* pool) {
+  if (first == last) return nullptr;  // a list drops empty chunks
+  return pool != nullptr ? pool->make(first, last) : make_chunk(first, last);
+}
+
+ChunkPtr chunk_of(const std::vector<Kernel>& kernels, ChunkPool* pool) {
+  return chunk_of(kernels.data(), kernels.data() + kernels.size(), pool);
+}
+
+constexpr std::size_t kNoChunk = static_cast<std::size_t>(-1);
+
+bool is_attention(const Kernel& k) { return k.op == OpKind::AttentionPrefill || k.op == OpKind::AttentionDecode; }
+
+// One layer's kernels as up to three chunks: before attention, attention, after attention (the
+// attention kernels are contiguous). Returns the attention chunk's index, or kNoChunk without one.
+std::size_t set_layer(const std::vector<Kernel>& layer, ChunkPool* pool, KernelList& out) {
+  out.clear();
+  const Kernel* begin = layer.data();
+  const Kernel* end = begin + layer.size();
+  const Kernel* first = std::find_if(begin, end, is_attention);
+  const Kernel* last = std::find_if_not(first, end, is_attention);
+  out.append(chunk_of(begin, first, pool));
+  const std::size_t index = first == last ? kNoChunk : out.chunks().size();
+  out.append(chunk_of(first, last, pool));
+  out.append(chunk_of(last, end, pool));
+  return index;
+}
+
+// Dense layers of an MoE model within `range` go, in order, to the stage's pre list (after the
+// embedding); per_layer, repeated num_layers times, is then the range's MoE layers.
+void place_dense_layers(const ModelConfig& model, const ChunkPtr& dense_layer, LayerRange range, StepKernels& stage) {
+  int dense = 0;
+  for (int i = range.begin; i < range.end; ++i) dense += model.is_moe_layer(i) ? 0 : 1;
+  for (int i = 0; i < dense; ++i) stage.pre.append(dense_layer);
+  stage.num_layers = range.count() - dense;
 }
 
 }  // namespace
@@ -518,20 +551,15 @@ void decompose_step(const ModelConfig& model, const StepBatch& batch, DType weig
 
 namespace {
 
-// decompose_step without placing an MoE model's dense layers: their kernels (one layer's) go to
-// `dense_layer` (cleared; left empty when every layer is alike or the batch is empty).
+// One step's kernels into `out` (cleared), an MoE model's dense layers not placed.
 void build_step(const ModelConfig& model, const StepBatch& batch, const std::vector<std::int64_t>* decode_queries,
-                DType weight_dtype, DType kv_dtype, const ParallelConfig& parallel, StepKernels& out,
-                std::vector<Kernel>* dense_layer) {
-  if (dense_layer != nullptr) dense_layer->clear();
-  out.version = next_version();
-  out.base = 0;
+                DType weight_dtype, DType kv_dtype, const ParallelConfig& parallel, StepDraft& out) {
+  out.pre.clear();
+  out.layer.clear();
+  out.post.clear();
+  out.dense.clear();
   model.validate();
   check_parallel(model, parallel);
-
-  out.pre.clear();
-  out.per_layer.clear();
-  out.post.clear();
   out.num_layers = layers_per_stage(model.num_layers, parallel.pp);
 
   // Under attention data parallelism the kernels are those of the busiest rank's share; the MoE
@@ -564,14 +592,11 @@ void build_step(const ModelConfig& model, const StepBatch& batch, const std::vec
   if (tp > 1) e.collective(OpKind::AllReduce, "embedding_all_reduce", tokens, hidden);
 
   // --- one transformer layer (an MoE layer of an MoE model); dense layers of an MoE model ---
-  e.out = &out.per_layer;
+  e.out = &out.layer;
   emit_layer(e, model, parallel, sums, full.tokens(), kv_dtype, model.num_experts > 0);
-  if (dense_layer != nullptr) {
-    dense_layer->clear();
-    if (!model.dense_layers.empty()) {
-      e.out = dense_layer;
-      emit_layer(e, model, parallel, sums, full.tokens(), kv_dtype, false);
-    }
+  if (!model.dense_layers.empty()) {
+    e.out = &out.dense;
+    emit_layer(e, model, parallel, sums, full.tokens(), kv_dtype, false);
   }
 
   // --- last stage: final norm over all tokens, LM head and sampling only over sampled rows ---
@@ -588,20 +613,28 @@ void build_step(const ModelConfig& model, const StepBatch& batch, const std::vec
   }
 }
 
-std::vector<Kernel>& dense_scratch() {
-  thread_local std::vector<Kernel> scratch;
-  return scratch;
+// The draft as a one-stage step (the first stage's dense layers placed); returns the attention
+// chunk's index in out.per_layer (kNoChunk: none).
+std::size_t assemble(const ModelConfig& model, const StepDraft& draft, int pp, ChunkPool* pool, StepKernels& out) {
+  out.pre.clear();
+  out.pre.append(chunk_of(draft.pre, pool));
+  const std::size_t attention = set_layer(draft.layer, pool, out.per_layer);
+  out.post.clear();
+  out.post.append(chunk_of(draft.post, pool));
+  out.num_layers = draft.num_layers;
+  // An MoE model's dense layers: those of the first stage (all of them without pipelining).
+  if (!draft.dense.empty() && !draft.layer.empty())
+    place_dense_layers(model, chunk_of(draft.dense, pool), pp_stage_layers(model.num_layers, 0, pp), out);
+  return attention;
 }
 
 }  // namespace
 
 void decompose_step(const ModelConfig& model, const StepBatch& batch, const std::vector<std::int64_t>* decode_queries,
                     DType weight_dtype, DType kv_dtype, const ParallelConfig& parallel, StepKernels& out) {
-  std::vector<Kernel>& dense = dense_scratch();
-  build_step(model, batch, decode_queries, weight_dtype, kv_dtype, parallel, out, &dense);
-  // An MoE model's dense layers: those of the first stage (all of them without pipelining).
-  if (!model.dense_layers.empty() && !out.per_layer.empty())
-    place_dense_layers(model, dense, pp_stage_layers(model.num_layers, 0, parallel.pp), out);
+  StepDraft& draft = draft_scratch();
+  build_step(model, batch, decode_queries, weight_dtype, kv_dtype, parallel, draft);
+  assemble(model, draft, parallel.pp, nullptr, out);
 }
 
 StepDecomposer::StepDecomposer(ModelConfig model, DType weight_dtype, DType kv_dtype, ParallelConfig parallel)
@@ -618,28 +651,20 @@ const StepKernels& StepDecomposer::decompose(const StepBatch& batch, const std::
   const bool reusable = model_.dense_layers.empty() && !(model_.is_mla() && sums.prefill_q > 0) &&
                         !parallel_.dp_attention;
   if (reusable && tokens > 0 && tokens == tokens_ && sums.sampled == sampled_ && sums.phase() == phase_) {
-    // The same kernels but attention (whose count the phase fixes): refill those in place.
-    attention_.clear();
+    // The same kernels but attention (whose count the phase fixes): a new attention chunk.
+    if (attention_chunk_ == kNoChunk) return out_;
     const DType act = activation_dtype(weight_dtype_);
-    Emitter e{&attention_, act, gemm_compute_dtype(weight_dtype_), dtype_bytes(act),
-              model_.weight_element_bytes(weight_dtype_), phase_, model_.weight_block(weight_dtype_)};
-    emit_attention(e, model_, parallel_.tp, sums, kv_dtype_);
-    std::copy(attention_.begin(), attention_.end(), out_.per_layer.begin() + static_cast<std::ptrdiff_t>(attention_begin_));
-    out_.base = out_.version;
-    out_.version = next_version();
-    out_.changed_begin = attention_begin_;
-    out_.changed_end = attention_end_;
+    out_.per_layer.replace(attention_chunk_, attention_pool_.make_by([&](std::vector<Kernel>& attention) {
+      Emitter e{&attention, act, gemm_compute_dtype(weight_dtype_), dtype_bytes(act),
+                model_.weight_element_bytes(weight_dtype_), phase_, model_.weight_block(weight_dtype_)};
+      emit_attention(e, model_, parallel_.tp, sums, kv_dtype_);
+    }));
     return out_;
   }
   tokens_ = 0;  // no reuse after a throw
-  decompose_step(model_, batch, decode_queries, weight_dtype_, kv_dtype_, parallel_, out_);
-  auto is_attention = [](const Kernel& k) {
-    return k.op == OpKind::AttentionPrefill || k.op == OpKind::AttentionDecode;
-  };
-  const auto first = std::find_if(out_.per_layer.begin(), out_.per_layer.end(), is_attention);
-  const auto last = std::find_if_not(first, out_.per_layer.end(), is_attention);
-  attention_begin_ = static_cast<std::size_t>(first - out_.per_layer.begin());
-  attention_end_ = static_cast<std::size_t>(last - out_.per_layer.begin());
+  StepDraft& draft = draft_scratch();
+  build_step(model_, batch, decode_queries, weight_dtype_, kv_dtype_, parallel_, draft);
+  attention_chunk_ = assemble(model_, draft, parallel_.pp, &pool_, out_);
   tokens_ = tokens;
   sampled_ = sums.sampled;
   phase_ = sums.phase();
@@ -647,40 +672,39 @@ const StepKernels& StepDecomposer::decompose(const StepBatch& batch, const std::
 }
 
 void decompose_stages(const ModelConfig& model, const StepBatch& batch, DType weight_dtype, DType kv_dtype,
-                      const ParallelConfig& parallel, std::vector<StepKernels>& out) {
+                      const ParallelConfig& parallel, std::vector<StepKernels>& out, ChunkPool* pool) {
   out.resize(static_cast<std::size_t>(parallel.pp));
+  StepDraft& draft = draft_scratch();
+  build_step(model, batch, nullptr, weight_dtype, kv_dtype, parallel, draft);
   StepKernels& first = out.front();
-  std::vector<Kernel>& dense = dense_scratch();
-  build_step(model, batch, nullptr, weight_dtype, kv_dtype, parallel, first, &dense);
   if (parallel.pp == 1) {
-    if (!dense.empty()) place_dense_layers(model, dense, pp_stage_layers(model.num_layers, 0, 1), first);
+    assemble(model, draft, 1, pool, first);
     return;
   }
-  first.version = next_version();  // its post list moves to the last stage
-  StepKernels& last = out.back();
-  last.post.swap(first.post);
-  first.post.clear();
+  first.pre.clear();
+  first.pre.append(chunk_of(draft.pre, pool));
+  set_layer(draft.layer, pool, first.per_layer);
+  const ChunkPtr dense = draft.dense.empty() || draft.layer.empty() ? nullptr : chunk_of(draft.dense, pool);
   const i64 tokens = batch.num_tokens();
   for (int s = 0; s < parallel.pp; ++s) {
     StepKernels& stage = out[static_cast<std::size_t>(s)];
+    stage.post.clear();
     if (s > 0) {
-      stage.version = next_version();
-      stage.base = 0;
       stage.pre.clear();
       stage.per_layer = first.per_layer;
-      if (s < parallel.pp - 1) stage.post.clear();
       // Each rank received 1/tp of the activations: the stage's TP group gathers them.
       if (parallel.tp > 1 && tokens > 0) {
         const DType act = activation_dtype(weight_dtype);
         const i64 width = static_cast<i64>(pp_stage_tensors(model)) * model.hidden_size;
         const Phase phase = first.per_layer.empty() ? Phase::Mixed : first.per_layer.front().phase;
-        stage.pre.push_back(Kernel{OpKind::AllGather, "pp_recv_all_gather", act, tokens, width, 0, 0.0,
-                                   static_cast<double>(tokens) * static_cast<double>(width) * dtype_bytes(act), phase,
-                                   1});
+        const Kernel gather{OpKind::AllGather, "pp_recv_all_gather", act, tokens, width, 0, 0.0,
+                            static_cast<double>(tokens) * static_cast<double>(width) * dtype_bytes(act), phase, 1};
+        stage.pre.append(chunk_of(&gather, &gather + 1, pool));
       }
     }
+    if (s == parallel.pp - 1) stage.post.append(chunk_of(draft.post, pool));
     stage.num_layers = pp_stage_layers(model.num_layers, s, parallel.pp).count();
-    if (!dense.empty()) place_dense_layers(model, dense, pp_stage_layers(model.num_layers, s, parallel.pp), stage);
+    if (dense != nullptr) place_dense_layers(model, dense, pp_stage_layers(model.num_layers, s, parallel.pp), stage);
   }
 }
 

@@ -73,7 +73,7 @@ namespace ks::kernels {
 StepKernels decompose_step(const ModelConfig& model, const StepBatch& batch, DType weight_dtype,
                            DType kv_dtype, const ParallelConfig& parallel = {});
 
-// Same, refilling `out` in place: after the first call a simulator loop allocates nothing.
+// Same, into `out`.
 void decompose_step(const ModelConfig& model, const StepBatch& batch, DType weight_dtype,
                     DType kv_dtype, const ParallelConfig& parallel, StepKernels& out);
 
@@ -88,8 +88,9 @@ void decompose_step(const ModelConfig& model, const StepBatch& batch, const std:
 
 // decompose_step over a run's consecutive steps for one model and configuration. A step with
 // the same token count, sampled rows and phase as the previous one has the same kernels except
-// attention (the context lengths move), so only those are rebuilt, and reported as the only
-// change (StepKernels::base): a decode-heavy run then neither rebuilds nor compares its GEMMs.
+// attention (the context lengths move), so only those are rebuilt, into a new chunk: the other
+// chunks stay the same objects (kernel_list.hpp), so a decode-heavy run neither rebuilds nor
+// compares its GEMMs. Chunks come from a pool of their own: no allocation per step.
 class StepDecomposer {
  public:
   StepDecomposer(ModelConfig model, DType weight_dtype, DType kv_dtype, ParallelConfig parallel = {});
@@ -103,11 +104,13 @@ class StepDecomposer {
   DType weight_dtype_, kv_dtype_;
   ParallelConfig parallel_;
   StepKernels out_;
+  // Attention's chunks (one new per step, free again two steps later) apart from the others
+  // (held while the batch size stays): a pool's search then finds a free buffer at once.
+  ChunkPool pool_, attention_pool_;
   // What the kernels outside attention depend on, as of the last full build (tokens 0: none).
   std::int64_t tokens_ = 0, sampled_ = 0;
   Phase phase_ = Phase::Mixed;
-  std::size_t attention_begin_ = 0, attention_end_ = 0;  // in out_.per_layer
-  std::vector<Kernel> attention_;                        // scratch: no allocation per step
+  std::size_t attention_chunk_ = 0;  // its index in out_.per_layer's chunks (-1: none)
 };
 
 // Attention data parallelism: `batch`'s sequences dealt to `ranks` ranks, and in `out` the
@@ -143,8 +146,9 @@ int pp_stage_tensors(const ModelConfig& model);
 double pp_send_bytes(const ModelConfig& model, std::int64_t tokens, DType weight_dtype, int tp);
 
 // The step's kernels split into parallel.pp stages (out[s] for stage s; see the conventions
-// above). With pp = 1 it is decompose_step. Refills `out` in place.
+// above). With pp = 1 it is decompose_step. The stages share the layer's chunks; new chunks come
+// from `pool` (null: allocated).
 void decompose_stages(const ModelConfig& model, const StepBatch& batch, DType weight_dtype, DType kv_dtype,
-                      const ParallelConfig& parallel, std::vector<StepKernels>& out);
+                      const ParallelConfig& parallel, std::vector<StepKernels>& out, ChunkPool* pool = nullptr);
 
 }  // namespace ks::kernels

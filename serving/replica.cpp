@@ -175,7 +175,8 @@ void Replica::dispatch(MicroBatch& mb) {
     run_stage(mb, 0);
     return;
   }
-  kernels::decompose_stages(spec_.model, mb.batch, spec_.weight_dtype, spec_.kv_dtype, spec_.parallel, mb.stages);
+  kernels::decompose_stages(spec_.model, mb.batch, spec_.weight_dtype, spec_.kv_dtype, spec_.parallel, mb.stages,
+                            &stage_chunks_);
   stage_inbox_.front()->put({&mb, sc_core::sc_time_stamp()});
 }
 
@@ -284,7 +285,7 @@ void Replica::speculative_step(MicroBatch& mb) {
       if (draft_batch_.empty()) break;
       draft_kernels_ = draft_decomposer_->decompose(draft_batch_);
       for (auto* list : {&draft_kernels_.pre, &draft_kernels_.per_layer, &draft_kernels_.post})
-        for (kernels::Kernel& k : *list) k.name = draft_kernel_name(k.name);
+        list->edit_each([](kernels::Kernel& k) { k.name = draft_kernel_name(k.name); });
       if (sd.head_fc && !draft_kernels_.per_layer.empty()) {
         // EAGLE / MTP: the fusion of token embedding and target hidden state, [2h -> h],
         // replicated on every TP rank (vLLM's llama_eagle.py: nn.Linear).

@@ -164,6 +164,7 @@ class Replica {
   ReplicaStats stats_;
   StepOutcome outcome_;   // refilled every step (finish_step)
   kernels::StepDecomposer decomposer_;  // pp = 1: refills its kernels every pass
+  kernels::ChunkPool stage_chunks_;      // pp > 1: the stages' kernels, made every step
   std::function<void(Request&)> on_finish_;
   // A slot per in-flight micro-batch (pp of them, reused in order: batches retire in order;
   // refilled in place, so no allocation per step); with pp > 1 a queue per stage and the

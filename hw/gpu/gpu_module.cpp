@@ -38,14 +38,9 @@ void GpuModule::b_transport(tlm::tlm_generic_payload& payload, sc_core::sc_time&
       payload.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
       return;
     }
-    if (st->collective_times.empty()) {
-      // A step whose only change since a checked one is attention has no collective either.
-      const kernels::StepKernels& step = st->kernels;
-      if ((step.base == 0 || step.base != no_collective_version_) && has_collective(step)) {
-        payload.set_response_status(tlm::TLM_COMMAND_ERROR_RESPONSE);  // only a TP group can time them
-        return;
-      }
-      no_collective_version_ = step.version;
+    if (st->collective_times.empty() && has_collective(st->kernels)) {
+      payload.set_response_status(tlm::TLM_COMMAND_ERROR_RESPONSE);  // only a TP group can time them
+      return;
     }
     launch_step(*st, issue);
   } else if (auto* s = payload.get_extension<proto::Synchronize>()) {
@@ -127,23 +122,52 @@ void GpuModule::launch(proto::KernelLaunch& k, const sc_core::sc_time& issue_tim
 }
 
 bool GpuModule::has_collective(const kernels::StepKernels& step) {
-  for (const auto* part : {&step.pre, &step.per_layer, &step.post})
-    for (const kernels::Kernel& k : *part)
-      if (kernels::is_collective(k.op)) return true;
-  return false;
+  return step.pre.has_collective() || step.per_layer.has_collective() || step.post.has_collective();
 }
 
-void GpuModule::price(const std::vector<kernels::Kernel>& kernels, std::vector<PricedKernel>& out,
+// A chunk that is the very one priced at the same position last time has the same kernels
+// (chunks are immutable while shared), so its prices stay; the kernels of a new chunk of the size
+// of the one it replaces are priced in its place. False, with the part partly repriced, when the
+// sizes differ: then price() lines every kernel up again.
+bool GpuModule::reprice_new_chunks(const kernels::KernelList& list, std::vector<PricedKernel>& out,
+                                   kernels::ChunkList& held,
+                                   const std::vector<proto::CollectiveTime>& collectives) {
+  const kernels::ChunkList& chunks = list.chunks();
+  const std::size_t n = chunks.size();
+  if (n != held.size()) return false;
+  PricedKernel* at = out.data();  // out holds held's kernels, position by position
+  for (std::size_t c = 0; c < n; ++c) {
+    const kernels::KernelChunk* now = chunks[c].get();
+    const std::vector<kernels::Kernel>& kernels = now->kernels;
+    if (now != held[c].get()) {
+      if (kernels.size() != held[c]->kernels.size()) return false;
+      // Several kernels to price: announce them first (a memoised model fetches their slots together).
+      if (kernels.size() > 2)
+        for (const kernels::Kernel& k : kernels) will_price(k);
+      for (std::size_t j = 0; j < kernels.size(); ++j) price_one(kernels[j], at[j], true, collectives);
+      held[c] = chunks[c];
+    }
+    at += kernels.size();
+  }
+  return true;
+}
+
+// Every kernel priced, or kept when it equals the kernel priced at its position last time.
+void GpuModule::price(const kernels::KernelList& list, std::vector<PricedKernel>& out,
+                      kernels::ChunkList& held, bool reuse,
                       const std::vector<proto::CollectiveTime>& collectives) {
-  // Consecutive steps mostly repeat their kernels (the same batch size: the same GEMMs and
-  // elementwise kernels; only attention moves with the context lengths).
-  const bool reuse = reuses_kernel_costs();
-  const std::size_t kept = reuse ? std::min(out.size(), kernels.size()) : 0;
-  for (std::size_t i = kernels.size(); i < out.size(); ++i) settle(out[i]);
-  out.resize(kernels.size());
+  const std::size_t kept = reuse ? std::min(out.size(), list.size()) : 0;
+  for (std::size_t i = list.size(); i < out.size(); ++i) settle(out[i]);
+  out.resize(list.size());
   if (reuse)
-    for (const kernels::Kernel& k : kernels) will_price(k);
-  for (std::size_t i = 0; i < kernels.size(); ++i) price_one(kernels[i], out[i], i < kept, collectives);
+    for (const kernels::Kernel& k : list) will_price(k);
+  std::size_t i = 0;
+  for (const kernels::ChunkPtr& chunk : list.chunks())
+    for (const kernels::Kernel& k : chunk->kernels) {
+      price_one(k, out[i], i < kept, collectives);
+      ++i;
+    }
+  held = list.chunks();
 }
 
 // `p` held the same position's kernel of the previous step (`kept`) or nothing.
@@ -189,16 +213,16 @@ bool GpuModule::same_shape(const kernels::Kernel& a, const kernels::Kernel& b) {
 // statistics are exact integer sums, so kernels.csv is identical too.
 void GpuModule::launch_step(proto::StepLaunch& st, const sc_core::sc_time& issue_time) {
   const kernels::StepKernels& step = st.kernels;
-  if (step.base != 0 && step.base == priced_version_ && reuses_kernel_costs()) {
-    // Only per_layer[changed_begin, changed_end) differ from the kernels priced last time.
-    for (std::size_t i = step.changed_begin; i < step.changed_end; ++i)
-      price_one(step.per_layer[i], layer_[i], true, st.collective_times);
-  } else {
-    price(step.pre, pre_, st.collective_times);
-    price(step.per_layer, layer_, st.collective_times);
-    price(step.post, post_, st.collective_times);
-  }
-  priced_version_ = step.version;
+  // Prices kept where they may be (pure costs): the chunks priced last time keep theirs.
+  const bool reuse = reuses_kernel_costs();
+  const auto& times = st.collective_times;
+  auto update = [&](const kernels::KernelList& list, std::vector<PricedKernel>& out, kernels::ChunkList& held) {
+    if (reuse && same_chunks(list, held)) return;
+    if (!reuse || !reprice_new_chunks(list, out, held, times)) price(list, out, held, reuse, times);
+  };
+  update(step.pre, pre_, pre_chunks_);
+  update(step.per_layer, layer_, layer_chunks_);
+  update(step.post, post_, post_chunks_);
   if (!st.collective_times.empty() && has_collective(step)) {
     launch_step_with_collectives(st, issue_time);
   } else {

@@ -96,8 +96,18 @@ class GpuModule : public sc_core::sc_module {
   static void settle(const PricedKernel& p);
   void settle_all() const;
   // Collectives (TP ranks only) are not run here: their times come with the launch.
-  void price(const std::vector<kernels::Kernel>& kernels, std::vector<PricedKernel>& out,
-             const std::vector<proto::CollectiveTime>& collectives);
+  static bool same_chunks(const kernels::KernelList& list, const kernels::ChunkList& held) {
+    const kernels::ChunkList& chunks = list.chunks();
+    if (chunks.size() != held.size()) return false;
+    for (std::size_t c = 0; c < chunks.size(); ++c)
+      if (chunks[c].get() != held[c].get()) return false;
+    return true;
+  }
+  bool reprice_new_chunks(const kernels::KernelList& list, std::vector<PricedKernel>& out,
+                          kernels::ChunkList& held, const std::vector<proto::CollectiveTime>& collectives);
+  // `reuse`: reuses_kernel_costs().
+  void price(const kernels::KernelList& list, std::vector<PricedKernel>& out, kernels::ChunkList& held,
+             bool reuse, const std::vector<proto::CollectiveTime>& collectives);
   void price_one(const kernels::Kernel& kernel, PricedKernel& p, bool kept,
                  const std::vector<proto::CollectiveTime>& collectives);
   sc_core::sc_time collective_time(const std::vector<proto::CollectiveTime>& times,
@@ -116,8 +126,8 @@ class GpuModule : public sc_core::sc_module {
   proto::KernelTraceSink* trace_ = nullptr;
   tsl::robin_map<SlotKey, StatsSlots, SlotKeyHash> slots_;
   std::vector<PricedKernel> pre_, layer_, post_;  // launch_step scratch: no allocation per step
-  std::uint64_t priced_version_ = 0;               // the StepKernels::version they hold (0: none)
-  std::uint64_t no_collective_version_ = 0;        // a StepKernels::version checked to hold no collective
+  // The chunks whose kernels pre_, layer_ and post_ priced (kept: their identity is their content).
+  kernels::ChunkList pre_chunks_, layer_chunks_, post_chunks_;
 };
 
 // What a GPU kind's factory receives.

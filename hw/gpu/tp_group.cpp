@@ -165,12 +165,15 @@ void TpGroup::clear_group_fields(proto::StepLaunch& st) {
 void TpGroup::time_collectives(const kernels::StepKernels& step, std::vector<proto::CollectiveTime>& out) {
   out.clear();
   for (const auto* part : {&step.pre, &step.per_layer, &step.post})
-    for (const kernels::Kernel& k : *part) {
-      if (!kernels::is_collective(k.op)) continue;
-      const bool known = std::any_of(out.begin(), out.end(), [&k](const proto::CollectiveTime& t) {
-        return t.op == k.op && t.bytes == k.bytes;
-      });
-      if (!known) out.push_back({k.op, k.bytes, duration(k)});
+    for (const kernels::ChunkPtr& chunk : part->chunks()) {
+      if (!chunk->has_collective) continue;
+      for (const kernels::Kernel& k : chunk->kernels) {
+        if (!kernels::is_collective(k.op)) continue;
+        const bool known = std::any_of(out.begin(), out.end(), [&k](const proto::CollectiveTime& t) {
+          return t.op == k.op && t.bytes == k.bytes;
+        });
+        if (!known) out.push_back({k.op, k.bytes, duration(k)});
+      }
     }
 }
 

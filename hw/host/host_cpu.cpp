@@ -5,10 +5,11 @@
 #include <utility>
 
 #include "proto/extensions.hpp"
+#include "sc_modules/sim/time.hpp"
 
 namespace ks::hw {
 namespace {
-sc_core::sc_time seconds(double s) { return sc_core::sc_time(s, sc_core::SC_SEC); }
+sc_core::sc_time seconds(double s) { return sim::seconds(s); }
 
 // The initiator's time after a transaction, relative to sc_time_stamp() (TLM-2.0: the target may
 // have spent simulated time in wait() and/or returned a larger delay). `before` is the absolute
@@ -18,25 +19,6 @@ sc_core::sc_time after_transport(const sc_core::sc_time& before, const sc_core::
   const sc_core::sc_time at = now + returned;
   return at > before ? returned : before - now;
 }
-// The step into the pooled extension (ours: targets read it), whose vectors keep their capacity.
-// When the extension still holds the step's base version (the decomposer's change report), only
-// the kernels that moved are copied: consecutive steps mostly differ in attention alone.
-void copy_step(const kernels::StepKernels& step, kernels::StepKernels& out) {
-  const bool incremental = step.base != 0 && out.version == step.base && out.per_layer.size() == step.per_layer.size();
-  if (!incremental) {
-    out = step;
-    return;
-  }
-  std::copy(step.per_layer.begin() + static_cast<std::ptrdiff_t>(step.changed_begin),
-            step.per_layer.begin() + static_cast<std::ptrdiff_t>(step.changed_end),
-            out.per_layer.begin() + static_cast<std::ptrdiff_t>(step.changed_begin));
-  out.num_layers = step.num_layers;
-  out.version = step.version;
-  out.base = step.base;
-  out.changed_begin = step.changed_begin;
-  out.changed_end = step.changed_end;
-}
-
 void set_request_ids(std::vector<std::uint64_t>& out, const std::vector<std::uint64_t>* ids) {
   if (ids == nullptr)
     out.clear();
@@ -58,7 +40,7 @@ bool HostCpu::launch_step(const kernels::StepKernels& step, std::uint64_t step_i
                           sc_core::sc_time& local) {
   proto::PooledPayload payload(step_pool_);
   auto& ext = proto::PayloadPool::extension<proto::StepLaunch>(*payload);
-  copy_step(step, ext.kernels);
+  ext.kernels = step;  // shares the step's chunks: a few pointers
   ext.launch_overhead = per_kernel;
   ext.stream = 0;
   ext.step = step_id;

@@ -7,7 +7,12 @@ namespace ks::sim {
 
 using Time = sc_core::sc_time;
 
-inline Time seconds(double s) { return sc_core::sc_time(s, sc_core::SC_SEC); }
+// sc_time(s, SC_SEC)'s own arithmetic at the 1 ps resolution (s * 1e12 + 0.5, truncated), without
+// its library call: the host converts several times per simulated step.
+inline Time seconds(double s) {
+  if (s > 0 && s < 1e7) return Time::from_value(static_cast<sc_dt::uint64>(s * 1e12 + 0.5));
+  return sc_core::sc_time(s, sc_core::SC_SEC);
+}
 inline Time milliseconds(double ms) { return sc_core::sc_time(ms, sc_core::SC_MS); }
 inline Time microseconds(double us) { return sc_core::sc_time(us, sc_core::SC_US); }
 inline Time nanoseconds(double ns) { return sc_core::sc_time(ns, sc_core::SC_NS); }

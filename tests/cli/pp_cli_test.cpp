@@ -68,7 +68,7 @@ TEST(PipelineCli, TwoMicroBatchesInFlightNearlyDoubleDecodeThroughput) {
   kernels::StepBatch batch;
   batch.decode_contexts.assign(32, 48);
   const kernels::StepKernels k = kernels::decompose_step(*model, batch, kernels::DType::BF16, kernels::DType::BF16);
-  auto sum = [&](const std::vector<kernels::Kernel>& list) {
+  auto sum = [&](const kernels::KernelList& list) {
     double s = 0;
     for (const auto& x : list) s += kernels::roofline_cost(x, *gpu, 0).seconds;
     return s;

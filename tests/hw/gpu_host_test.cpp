@@ -352,3 +352,80 @@ TEST(FittedHost, CudaGraphsReplaceKernelLaunchesInDecodeSteps) {
   });
   env.run();
 }
+
+namespace {
+
+// A GPU kind whose prices are pure (so a step launch may keep them) and counted.
+struct CountingGpu : hw::GpuModule {
+  explicit CountingGpu(const sc_core::sc_module_name& n) : hw::GpuModule(n, 0) {}
+  const kernels::GpuSpec& spec() const override { return *kernels::find_builtin_gpu("h100_sxm"); }
+  kernels::KernelCost kernel_cost(const kernels::Kernel& k) const override {
+    ++priced;
+    return {1e-6 * static_cast<double>(k.m), 0.0, 0.0, 0.0, kernels::Bound::Memory, 1.0};
+  }
+  bool reuses_kernel_costs() const override { return true; }
+  mutable int priced = 0;
+};
+
+kernels::Kernel sized(const char* name, std::int64_t m, kernels::OpKind op = kernels::OpKind::Gemm) {
+  kernels::Kernel k = gemm(m, 1, 1);
+  k.name = name;
+  k.op = op;
+  return k;
+}
+
+sc_core::sc_time launch_whole_step(Launcher& launcher, const kernels::StepKernels& step) {
+  proto::PooledPayload p(launcher.pool);
+  auto& ext = proto::PayloadPool::extension<proto::StepLaunch>(*p);
+  ext.kernels = step;
+  ext.launch_overhead = sc_core::SC_ZERO_TIME;
+  sc_core::sc_time d = sc_core::SC_ZERO_TIME;
+  launcher.socket->b_transport(*p, d);
+  EXPECT_EQ(p->get_response_status(), tlm::TLM_OK_RESPONSE);
+  return ext.finish;
+}
+
+}  // namespace
+
+// A step launch prices only the kernels of chunks it has not priced at that position: the same
+// chunk object is the same kernels. A chunk made anew with the kernels it had costs a comparison,
+// not a price; a changed kernel is priced, and the stream time follows the new prices.
+TEST(GpuModule, StepLaunchPricesOnlyKernelsInChunksItHasNotSeen) {
+  sim::Environment env;
+  CountingGpu gpu("gpu");
+  Launcher launcher("launcher");
+  launcher.socket.bind(gpu.socket);
+  kernels::StepKernels step;
+  step.pre = {sized("embedding", 1)};
+  step.per_layer = {sized("qkv", 2)};
+  step.per_layer.append(kernels::KernelList{sized("attention", 3, kernels::OpKind::AttentionDecode)});
+  step.per_layer.append(kernels::KernelList{sized("mlp", 4)});
+  step.num_layers = 10;
+  step.post = {sized("lm_head", 5)};
+  env.process([&] {
+    sc_core::sc_time start = sc_core::SC_ZERO_TIME;
+    auto run = [&] {  // each step's time on the stream, in microseconds
+      const sc_core::sc_time end = launch_whole_step(launcher, step);
+      const double us = (end - start).to_seconds() * 1e6;
+      start = end;
+      return us;
+    };
+    EXPECT_NEAR(run(), 1 + 10 * (2 + 3 + 4) + 5, 1e-9);
+    EXPECT_EQ(gpu.priced, 5);
+
+    EXPECT_NEAR(run(), 96.0, 1e-9);  // the same chunks
+    EXPECT_EQ(gpu.priced, 5);
+
+    step.per_layer.replace(1, kernels::make_chunk(std::vector<kernels::Kernel>{
+                                  sized("attention", 7, kernels::OpKind::AttentionDecode)}));
+    EXPECT_NEAR(run(), 1 + 10 * (2 + 7 + 4) + 5, 1e-9);
+    EXPECT_EQ(gpu.priced, 6);  // the new attention chunk only
+
+    step.pre = {sized("embedding", 1)};  // a new chunk, the same kernel: compared, kept
+    step.post = {sized("lm_head", 6)};   // a new chunk, another kernel: priced
+    EXPECT_NEAR(run(), 1 + 10 * (2 + 7 + 4) + 6, 1e-9);
+    EXPECT_EQ(gpu.priced, 7);
+  });
+  env.run();
+  EXPECT_EQ(gpu.kernels_executed(), 4u * (1 + 30 + 1));
+}

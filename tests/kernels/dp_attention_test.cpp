@@ -24,7 +24,7 @@ const ModelConfig& model(const std::string& name) {
   if (m == nullptr) throw std::runtime_error("missing preset " + name);
   return *m;
 }
-bool any_collective(const std::vector<Kernel>& ks, OpKind op) {
+bool any_collective(const KernelList& ks, OpKind op) {
   return std::any_of(ks.begin(), ks.end(), [&](const Kernel& k) { return k.op == op; });
 }
 

@@ -19,10 +19,13 @@ namespace {
 using test_support::kernel_named;
 
 // The kernel just before `name` in `ks`.
-const Kernel& before(const std::vector<Kernel>& ks, const std::string& name) {
-  auto it = std::find_if(ks.begin(), ks.end(), [&](const Kernel& k) { return name == k.name; });
-  if (it == ks.end() || it == ks.begin()) throw std::runtime_error("nothing before " + name);
-  return *(it - 1);
+const Kernel& before(const KernelList& ks, const std::string& name) {
+  const Kernel* previous = nullptr;
+  for (const Kernel& k : ks) {
+    if (name == k.name && previous != nullptr) return *previous;
+    previous = &k;
+  }
+  throw std::runtime_error("nothing before " + name);
 }
 
 const std::string kUserConfig = R"({

@@ -13,12 +13,12 @@ namespace {
 const ModelConfig& mixtral() { return *find_builtin_model("mixtral-8x7b"); }
 const ModelConfig& phi2() { return *find_builtin_model("phi-2"); }
 
-std::vector<std::string> names(const std::vector<Kernel>& list) { return ks::test_support::kernel_names(list); }
-const Kernel& find(const std::vector<Kernel>& list, const std::string& name) {
+std::vector<std::string> names(const KernelList& list) { return ks::test_support::kernel_names(list); }
+const Kernel& find(const KernelList& list, const std::string& name) {
   return ks::test_support::kernel_named(list, name);
 }
 
-double sum_over(const std::vector<Kernel>& kernels, bool (*pick)(const Kernel&),
+double sum_over(const KernelList& kernels, bool (*pick)(const Kernel&),
                 double Kernel::*field) {
   double total = 0;
   for (const Kernel& k : kernels) total += pick(k) ? k.*field : 0.0;

@@ -216,7 +216,7 @@ TEST(SpecDecodeKernels, VerificationGemmsSeeBatchTimesKPlusOneTokens) {
   const std::vector<std::int64_t> queries{4, 4, 4, 4};
   StepKernels k;
   decompose_step(model, batch, &queries, DType::BF16, DType::BF16, {}, k);
-  auto named = [](const std::vector<Kernel>& list, const std::string& name) {
+  auto named = [](const KernelList& list, const std::string& name) {
     for (const Kernel& x : list)
       if (name == x.name) return x;
     throw std::runtime_error("no kernel " + name);
