@@ -21,7 +21,7 @@ ChunkPtr make_chunk(const Kernel* first, const Kernel* last) {
   return chunk;
 }
 
-boost::intrusive_ptr<KernelChunk> ChunkPool::take() {
+boost::intrusive_ptr<KernelChunk> ChunkPool::search() {
   // From the entry after the last one taken: the oldest chunks are the likeliest to be free.
   const std::size_t n = entries_.size();
   for (std::size_t tried = 0; tried < n; ++tried) {
@@ -86,7 +86,7 @@ void KernelList::append(const KernelList& other) {
   for (const ChunkPtr& c : other.chunks_) append(c);
 }
 
-void KernelList::replace(std::size_t index, ChunkPtr chunk) {
+void KernelList::replace_slow(std::size_t index, ChunkPtr chunk) {
   if (index >= chunks_.size())
     throw std::out_of_range("KernelList::replace: chunk " + std::to_string(index) + " of " +
                             std::to_string(chunks_.size()));

@@ -51,7 +51,17 @@ class ChunkPool {
   }
 
  private:
-  boost::intrusive_ptr<KernelChunk> take();  // a chunk nobody else holds (kept by the pool while it has room)
+  // A chunk nobody else holds (kept by the pool while it has room). Usually the entry after the
+  // last one taken (the oldest) is free: that check is inline.
+  boost::intrusive_ptr<KernelChunk> take() {
+    const std::size_t next = cursor_ + 1 >= entries_.size() ? 0 : cursor_ + 1;
+    if (next < entries_.size() && entries_[next]->use_count() == 1) {
+      cursor_ = next;
+      return entries_[next];
+    }
+    return search();
+  }
+  boost::intrusive_ptr<KernelChunk> search();
   static constexpr std::size_t kMaxEntries = 32;  // beyond: chunks held elsewhere, allocated anew
   std::vector<boost::intrusive_ptr<KernelChunk>> entries_;
   std::size_t cursor_ = 0;
@@ -134,7 +144,13 @@ class KernelList {
   void append(ChunkPtr chunk);            // an empty chunk is dropped
   void append(const KernelList& other);   // shares the other list's chunks
   // Chunk `index` replaced (an empty chunk removes it).
-  void replace(std::size_t index, ChunkPtr chunk);
+  void replace(std::size_t index, ChunkPtr chunk) {
+    if (index >= chunks_.size() || chunk == nullptr || chunk->kernels.empty()) return replace_slow(index, std::move(chunk));
+    const KernelChunk& old = *chunks_[index];
+    size_ += chunk->kernels.size() - old.kernels.size();
+    collective_chunks_ += static_cast<std::size_t>(chunk->has_collective) - static_cast<std::size_t>(old.has_collective);
+    chunks_[index] = std::move(chunk);
+  }
   // Every kernel passed through `edit(Kernel&)`, in new chunks: other holders keep the old ones.
   template <class Edit>
   void edit_each(Edit edit) {
@@ -144,6 +160,7 @@ class KernelList {
   }
 
  private:
+  void replace_slow(std::size_t index, ChunkPtr chunk);
   ChunkList chunks_;
   std::size_t size_ = 0;
   std::size_t collective_chunks_ = 0;  // chunks with a collective

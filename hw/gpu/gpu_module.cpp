@@ -130,24 +130,26 @@ bool GpuModule::has_collective(const kernels::StepKernels& step) {
 // of the one it replaces are priced in its place. False, with the part partly repriced, when the
 // sizes differ: then price() lines every kernel up again.
 bool GpuModule::reprice_new_chunks(const kernels::KernelList& list, std::vector<PricedKernel>& out,
-                                   kernels::ChunkList& held,
-                                   const std::vector<proto::CollectiveTime>& collectives) {
-  const kernels::ChunkList& chunks = list.chunks();
-  const std::size_t n = chunks.size();
+                                   kernels::ChunkList& held, const std::vector<proto::CollectiveTime>& collectives) {
+  const std::size_t n = list.chunks().size();
   if (n != held.size()) return false;
+  // Raw pointers: the calls below cannot move these vectors, and the compiler need not reload them.
+  const kernels::ChunkPtr* now = list.chunks().data();
+  kernels::ChunkPtr* was = held.data();
   PricedKernel* at = out.data();  // out holds held's kernels, position by position
   for (std::size_t c = 0; c < n; ++c) {
-    const kernels::KernelChunk* now = chunks[c].get();
-    const std::vector<kernels::Kernel>& kernels = now->kernels;
-    if (now != held[c].get()) {
-      if (kernels.size() != held[c]->kernels.size()) return false;
+    const kernels::KernelChunk* chunk = now[c].get();
+    const std::size_t size = chunk->kernels.size();
+    if (chunk != was[c].get()) {
+      if (size != was[c]->kernels.size()) return false;
+      const kernels::Kernel* kernels = chunk->kernels.data();
       // Several kernels to price: announce them first (a memoised model fetches their slots together).
-      if (kernels.size() > 2)
-        for (const kernels::Kernel& k : kernels) will_price(k);
-      for (std::size_t j = 0; j < kernels.size(); ++j) price_one(kernels[j], at[j], true, collectives);
-      held[c] = chunks[c];
+      if (size > 2)
+        for (std::size_t j = 0; j < size; ++j) will_price(kernels[j]);
+      for (std::size_t j = 0; j < size; ++j) price_one(kernels[j], at[j], true, collectives);
+      was[c] = now[c];
     }
-    at += kernels.size();
+    at += size;
   }
   return true;
 }
