@@ -151,13 +151,6 @@ class KernelList {
     collective_chunks_ += static_cast<std::size_t>(chunk->has_collective) - static_cast<std::size_t>(old.has_collective);
     chunks_[index] = std::move(chunk);
   }
-  // Every kernel passed through `edit(Kernel&)`, in new chunks: other holders keep the old ones.
-  template <class Edit>
-  void edit_each(Edit edit) {
-    std::vector<Kernel> all = to_vector();
-    for (Kernel& k : all) edit(k);
-    *this = KernelList(all);
-  }
 
  private:
   void replace_slow(std::size_t index, ChunkPtr chunk);

@@ -458,6 +458,11 @@ ChunkPtr chunk_of(const std::vector<Kernel>& kernels, ChunkPool* pool) {
 
 constexpr std::size_t kNoChunk = static_cast<std::size_t>(-1);
 
+void rename(std::vector<Kernel>& kernels, const char* (*name)(const char*)) {
+  if (name != nullptr)
+    for (Kernel& k : kernels) k.name = name(k.name);
+}
+
 bool is_attention(const Kernel& k) { return k.op == OpKind::AttentionPrefill || k.op == OpKind::AttentionDecode; }
 
 // One layer's kernels as up to three chunks: before attention, attention, after attention (the
@@ -658,12 +663,14 @@ const StepKernels& StepDecomposer::decompose(const StepBatch& batch, const std::
       Emitter e{&attention, act, gemm_compute_dtype(weight_dtype_), dtype_bytes(act),
                 model_.weight_element_bytes(weight_dtype_), phase_, model_.weight_block(weight_dtype_)};
       emit_attention(e, model_, parallel_.tp, sums, kv_dtype_);
+      rename(attention, name_);
     }));
     return out_;
   }
   tokens_ = 0;  // no reuse after a throw
   StepDraft& draft = draft_scratch();
   build_step(model_, batch, decode_queries, weight_dtype_, kv_dtype_, parallel_, draft);
+  for (auto* list : {&draft.pre, &draft.layer, &draft.post, &draft.dense}) rename(*list, name_);
   attention_chunk_ = assemble(model_, draft, parallel_.pp, &pool_, out_);
   tokens_ = tokens;
   sampled_ = sums.sampled;

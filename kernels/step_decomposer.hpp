@@ -98,6 +98,9 @@ class StepDecomposer {
   const StepKernels& decompose(const StepBatch& batch);
   // With several queries per decode (speculative verification; see decompose_step).
   const StepKernels& decompose(const StepBatch& batch, const std::vector<std::int64_t>* decode_queries);
+  // Every kernel this decomposer makes is named `name(its usual name)` (a static string; e.g. a
+  // speculative proposer's "draft_" kernels), so that renamed steps still share their chunks.
+  void set_kernel_names(const char* (*name)(const char*)) { name_ = name; }
 
  private:
   ModelConfig model_;
@@ -107,6 +110,7 @@ class StepDecomposer {
   // Attention's chunks (one new per step, free again two steps later) apart from the others
   // (held while the batch size stays): a pool's search then finds a free buffer at once.
   ChunkPool pool_, attention_pool_;
+  const char* (*name_)(const char*) = nullptr;
   // What the kernels outside attention depend on, as of the last full build (tokens 0: none).
   std::int64_t tokens_ = 0, sampled_ = 0;
   Phase phase_ = Phase::Mixed;

@@ -12,6 +12,21 @@
 
 namespace ks::serving {
 
+namespace {
+
+// "draft_<name>" for a proposer's kernel, so that kernels.csv and the trace keep the proposer's
+// kernels apart from the target's. Interned: Kernel::name is a static string.
+const char* draft_kernel_name(const char* name) {
+  static std::map<const void*, const char*> interned;
+  static std::deque<std::string> storage;
+  const auto it = interned.find(name);
+  if (it != interned.end()) return it->second;
+  storage.push_back(std::string("draft_") + name);
+  return interned[name] = storage.back().c_str();
+}
+
+}  // namespace
+
 Replica::Replica(sim::Environment& env, ReplicaSpec spec, proto::StepExecutor& host, std::unique_ptr<KvBlockManager> kv,
                  std::unique_ptr<BatchScheduler> scheduler, MetricsRecorder& metrics)
     : Replica(env, std::move(spec), std::vector<proto::StepExecutor*>{&host}, {}, std::move(kv), std::move(scheduler),
@@ -52,9 +67,11 @@ void Replica::set_speculative(const SpecDecodeConfig& spec, std::uint64_t seed) 
                                 " positions for " + std::to_string(spec.num_speculative_tokens) + " speculative tokens");
   spec_decode_ = std::make_unique<SpecDecodeConfig>(spec);
   spec_rng_ = std::make_unique<util::Rng>(util::Rng::for_component(seed, spec_.name + ".spec_decode"));
-  if (spec.method != SpecMethod::Ngram)
+  if (spec.method != SpecMethod::Ngram) {
     draft_decomposer_ = std::make_unique<kernels::StepDecomposer>(spec.draft, spec_.weight_dtype, spec_.kv_dtype,
                                                                   kernels::ParallelConfig{spec_.parallel.tp, 1});
+    draft_decomposer_->set_kernel_names(draft_kernel_name);
+  }
   stats_.spec_accepted_at.assign(static_cast<std::size_t>(spec.num_speculative_tokens), 0);
   const AcceptanceModel* acceptance = &spec_decode_->acceptance;
   util::Rng* rng = spec_rng_.get();
@@ -235,20 +252,6 @@ void Replica::stage_loop(int stage) {
   }
 }
 
-namespace {
-
-// "draft_<name>" for a proposer's kernel, so that kernels.csv and the trace keep the proposer's
-// kernels apart from the target's. Interned: Kernel::name is a static string.
-const char* draft_kernel_name(const char* name) {
-  static std::map<const void*, const char*> interned;
-  static std::deque<std::string> storage;
-  const auto it = interned.find(name);
-  if (it != interned.end()) return it->second;
-  storage.push_back(std::string("draft_") + name);
-  return interned[name] = storage.back().c_str();
-}
-
-}  // namespace
 
 // vLLM's order within one engine step is: target forward (verification), rejection sampling,
 // then the proposer for the next step; here the proposer's passes for this step's drafts run
@@ -283,9 +286,7 @@ void Replica::speculative_step(MicroBatch& mb) {
       for (std::size_t i = 0; i < mb.batch.decode_contexts.size(); ++i)
         if (mb.decode_drafts[i] > pass) draft_batch_.decode_contexts.push_back(mb.batch.decode_contexts[i] + pass);
       if (draft_batch_.empty()) break;
-      draft_kernels_ = draft_decomposer_->decompose(draft_batch_);
-      for (auto* list : {&draft_kernels_.pre, &draft_kernels_.per_layer, &draft_kernels_.post})
-        list->edit_each([](kernels::Kernel& k) { k.name = draft_kernel_name(k.name); });
+      draft_kernels_ = draft_decomposer_->decompose(draft_batch_);  // "draft_" kernels
       if (sd.head_fc && !draft_kernels_.per_layer.empty()) {
         // EAGLE / MTP: the fusion of token embedding and target hidden state, [2h -> h],
         // replicated on every TP rank (vLLM's llama_eagle.py: nn.Linear).
@@ -295,7 +296,7 @@ void Replica::speculative_step(MicroBatch& mb) {
                                                 kernels::gemm_compute_dtype(spec_.weight_dtype),
                                                 kernels::dtype_bytes(act), kernels::dtype_bytes(spec_.weight_dtype));
         fc.phase = draft_kernels_.per_layer.front().phase;
-        draft_kernels_.pre.push_back(fc);
+        draft_kernels_.pre.append(draft_fc_chunks_.make(&fc, &fc + 1));
       }
       const proto::StepShape draft_shape = proto::step_shape(draft_batch_, spec_.parallel.tp);
       account(host.execute_step(draft_kernels_, draft_shape, step_id, &mb.request_ids,

@@ -181,6 +181,7 @@ class Replica {
   std::unique_ptr<util::Rng> spec_rng_;
   kernels::StepBatch draft_batch_;
   kernels::StepKernels draft_kernels_;
+  kernels::ChunkPool draft_fc_chunks_;  // EAGLE / MTP: the fusion kernel, one chunk a pass
 
   void trace_step(const StepOutcome& outcome);
   // The host tier's copies for the step just scheduled (no-op without a host tier).
