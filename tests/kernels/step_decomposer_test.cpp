@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <map>
 #include <set>
 #include <stdexcept>
 #include <string>
@@ -362,6 +363,31 @@ TEST(IncrementalStepDecomposer, MatchesDecomposeStepAndSharesAllButAttention) {
   expect_same_step(fifth, decompose_step(llama2_7b(), bigger, DType::BF16, DType::FP8, tp2));
   EXPECT_EQ(test_support::kernels_in_new_chunks(previous.per_layer, fifth.per_layer), names(fifth.per_layer));
   EXPECT_EQ(test_support::kernels_in_new_chunks(previous.pre, fifth.pre), names(fifth.pre));
+}
+
+// "x_<name>", interned (a kernel's name is a static string).
+const char* tagged(const char* name) {
+  static std::map<std::string, std::string> names;
+  auto it = names.emplace(name, std::string("x_") + name).first;
+  return it->second.c_str();
+}
+
+// A speculative proposer's kernels carry their own names; its decode steps still share every
+// chunk but attention's.
+TEST(IncrementalStepDecomposer, NamesItsKernelsThroughTheGivenFunction) {
+  StepDecomposer decomposer(llama2_7b(), DType::BF16, DType::BF16);
+  decomposer.set_kernel_names(tagged);
+  StepBatch decode;
+  decode.decode_contexts = {10, 20};
+  const StepKernels before = decomposer.decompose(decode);
+  for (const auto* list : {&before.pre, &before.per_layer, &before.post})
+    for (const Kernel& k : *list) EXPECT_EQ(std::string(k.name).rfind("x_", 0), 0u) << k.name;
+  EXPECT_EQ(names(before.per_layer).size(),
+            names(decompose_step(llama2_7b(), decode, DType::BF16, DType::BF16).per_layer).size());
+  for (auto& c : decode.decode_contexts) ++c;
+  const StepKernels& after = decomposer.decompose(decode);
+  EXPECT_EQ(test_support::kernels_in_new_chunks(before.per_layer, after.per_layer),
+            (std::vector<std::string>{"x_attention_decode"}));
 }
 
 TEST(IncrementalStepDecomposer, RejectsBadEntriesOnTheReusePathAndRebuildsAfterwards) {
