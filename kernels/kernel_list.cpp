@@ -1,23 +1,15 @@
 #include "kernels/kernel_list.hpp"
 
-#include <algorithm>
 #include <stdexcept>
 #include <string>
 #include <utility>
 
 namespace ks::kernels {
-namespace {
-
-void fill(KernelChunk& chunk, const Kernel* first, const Kernel* last) {
-  chunk.kernels.assign(first, last);
-  chunk.has_collective = std::any_of(first, last, [](const Kernel& k) { return is_collective(k.op); });
-}
-
-}  // namespace
 
 ChunkPtr make_chunk(const Kernel* first, const Kernel* last) {
   boost::intrusive_ptr<KernelChunk> chunk(new KernelChunk);
-  fill(*chunk, first, last);
+  chunk->kernels.assign(first, last);
+  chunk->seal();
   return chunk;
 }
 
@@ -36,17 +28,9 @@ boost::intrusive_ptr<KernelChunk> ChunkPool::search() {
   return chunk;
 }
 
-ChunkPtr ChunkPool::make(const Kernel* first, const Kernel* last) {
-  boost::intrusive_ptr<KernelChunk> chunk = take();
-  fill(*chunk, first, last);
-  return chunk;
-}
-
 KernelList::KernelList(std::initializer_list<Kernel> kernels) {
   append(make_chunk(kernels.begin(), kernels.end()));
 }
-
-KernelList::KernelList(const std::vector<Kernel>& kernels) { append(make_chunk(kernels)); }
 
 KernelList& KernelList::operator=(std::initializer_list<Kernel> kernels) {
   clear();
@@ -86,19 +70,13 @@ void KernelList::append(const KernelList& other) {
   for (const ChunkPtr& c : other.chunks_) append(c);
 }
 
-void KernelList::replace_slow(std::size_t index, ChunkPtr chunk) {
+void KernelList::remove(std::size_t index) {
   if (index >= chunks_.size())
-    throw std::out_of_range("KernelList::replace: chunk " + std::to_string(index) + " of " +
+    throw std::out_of_range("KernelList: no chunk " + std::to_string(index) + " of " +
                             std::to_string(chunks_.size()));
   size_ -= chunks_[index]->kernels.size();
   collective_chunks_ -= chunks_[index]->has_collective ? 1 : 0;
-  if (chunk == nullptr || chunk->kernels.empty()) {
-    chunks_.erase(chunks_.begin() + static_cast<std::ptrdiff_t>(index));
-    return;
-  }
-  size_ += chunk->kernels.size();
-  collective_chunks_ += chunk->has_collective ? 1 : 0;
-  chunks_[index] = std::move(chunk);
+  chunks_.erase(chunks_.begin() + static_cast<std::ptrdiff_t>(index));
 }
 
 }  // namespace ks::kernels

@@ -1,9 +1,10 @@
 #pragma once
 // A list of kernels as a value shared in immutable pieces: a sequence of chunks, each an
-// immutable vector of kernels held by shared pointer. Copying a list copies pointers; editing one
+// immutable vector of kernels held by reference count. Copying a list copies pointers; editing one
 // never changes a chunk another list holds (copy on write). So a chunk's identity stands for its
 // content: whoever derived something from a chunk (the GPU its prices) keeps the chunk and, when
 // the same chunk comes again, knows its kernels are the same without comparing them.
+#include <algorithm>
 #include <cstddef>
 #include <initializer_list>
 #include <iterator>
@@ -22,6 +23,10 @@ namespace ks::kernels {
 struct KernelChunk : boost::intrusive_ref_counter<KernelChunk, boost::thread_unsafe_counter> {
   std::vector<Kernel> kernels;
   bool has_collective = false;
+  // Derives what is derived from the kernels; called once they are in, before the chunk is shared.
+  void seal() {
+    has_collective = std::any_of(kernels.begin(), kernels.end(), [](const Kernel& k) { return is_collective(k.op); });
+  }
 };
 using ChunkPtr = boost::intrusive_ptr<const KernelChunk>;
 using ChunkList = std::vector<ChunkPtr>;
@@ -37,18 +42,19 @@ inline ChunkPtr make_chunk(const std::vector<Kernel>& kernels) {
 // Sound because a chunk is only changed while no list holds it.
 class ChunkPool {
  public:
-  ChunkPtr make(const Kernel* first, const Kernel* last);
-  ChunkPtr make(const std::vector<Kernel>& kernels) { return make(kernels.data(), kernels.data() + kernels.size()); }
   // A chunk whose kernels `fill(std::vector<Kernel>&)` appends to an empty list.
   template <class Fill>
   ChunkPtr make_by(Fill fill) {
     boost::intrusive_ptr<KernelChunk> chunk = take();
     chunk->kernels.clear();
     fill(chunk->kernels);
-    chunk->has_collective = false;
-    for (const Kernel& k : chunk->kernels) chunk->has_collective = chunk->has_collective || is_collective(k.op);
+    chunk->seal();
     return chunk;
   }
+  ChunkPtr make(const Kernel* first, const Kernel* last) {
+    return make_by([&](std::vector<Kernel>& kernels) { kernels.assign(first, last); });
+  }
+  ChunkPtr make(const std::vector<Kernel>& kernels) { return make(kernels.data(), kernels.data() + kernels.size()); }
 
  private:
   // A chunk nobody else holds (kept by the pool while it has room). Usually the entry after the
@@ -122,7 +128,6 @@ class KernelList {
     return *this;
   }
   KernelList(std::initializer_list<Kernel> kernels);
-  explicit KernelList(const std::vector<Kernel>& kernels);
   KernelList& operator=(std::initializer_list<Kernel> kernels);
 
   std::size_t size() const { return size_; }
@@ -145,7 +150,7 @@ class KernelList {
   void append(const KernelList& other);   // shares the other list's chunks
   // Chunk `index` replaced (an empty chunk removes it).
   void replace(std::size_t index, ChunkPtr chunk) {
-    if (index >= chunks_.size() || chunk == nullptr || chunk->kernels.empty()) return replace_slow(index, std::move(chunk));
+    if (index >= chunks_.size() || chunk == nullptr || chunk->kernels.empty()) return remove(index);
     const KernelChunk& old = *chunks_[index];
     size_ += chunk->kernels.size() - old.kernels.size();
     collective_chunks_ += static_cast<std::size_t>(chunk->has_collective) - static_cast<std::size_t>(old.has_collective);
@@ -153,7 +158,7 @@ class KernelList {
   }
 
  private:
-  void replace_slow(std::size_t index, ChunkPtr chunk);
+  void remove(std::size_t index);  // throws std::out_of_range past the last chunk
   ChunkList chunks_;
   std::size_t size_ = 0;
   std::size_t collective_chunks_ = 0;  // chunks with a collective

@@ -9,8 +9,6 @@
 
 namespace ks::hw {
 namespace {
-sc_core::sc_time seconds(double s) { return sim::seconds(s); }
-
 // The initiator's time after a transaction, relative to sc_time_stamp() (TLM-2.0: the target may
 // have spent simulated time in wait() and/or returned a larger delay). `before` is the absolute
 // time the transaction was issued at; the host never goes back before it.
@@ -31,8 +29,8 @@ HostCpu::HostCpu(const sc_core::sc_module_name& name, LaunchPolicy launch)
     : sc_core::sc_module(name),
       gpu_socket("gpu_socket"),
       launch_policy_(launch),
-      launch_overhead_(seconds(launch.per_kernel_s)),
-      graph_launch_overhead_(seconds(launch.graph_launch_s)),
+      launch_overhead_(sim::seconds(launch.per_kernel_s)),
+      graph_launch_overhead_(sim::seconds(launch.graph_launch_s)),
       step_granularity_(launch.step_granularity) {}
 
 bool HostCpu::launch_step(const kernels::StepKernels& step, std::uint64_t step_id,
@@ -90,7 +88,7 @@ StepTiming HostCpu::execute_step(const kernels::StepKernels& step, const StepSha
   // the host's time is sc_time_stamp() + the returned delay, and the step's phases are measured
   // between absolute times from `start`, so time spent inside a target is counted once.
   const sc_core::sc_time start = sc_core::sc_time_stamp();
-  timing.host_before = phases.prepare_s > 0 ? seconds(phases.prepare_s) : sc_core::SC_ZERO_TIME;
+  timing.host_before = phases.prepare_s > 0 ? sim::seconds(phases.prepare_s) : sc_core::SC_ZERO_TIME;
   sc_core::sc_time local = timing.host_before;
   // A graph replay costs the host one launch up front; its kernels reach the GPU together.
   timing.cuda_graph = timing.kernels > 0 && launch_policy_.uses_graph(shape);
@@ -119,7 +117,7 @@ StepTiming HostCpu::execute_step(const kernels::StepKernels& step, const StepSha
                              std::to_string(step_id));
   const sc_core::sc_time gpu_done = sc_core::sc_time_stamp() + after_transport(launched, after_gpu);
   timing.gpu_wait = gpu_done - launched;
-  timing.host_after = phases.finish_s > 0 ? seconds(phases.finish_s) : sc_core::SC_ZERO_TIME;
+  timing.host_after = phases.finish_s > 0 ? sim::seconds(phases.finish_s) : sc_core::SC_ZERO_TIME;
   const sc_core::sc_time end = gpu_done + timing.host_after;
   timing.total = end - start;
 
