@@ -33,6 +33,11 @@ std::string attention_backend_of(const std::string& framework, const std::string
     if (src == "torch_flow_flashinfer") return "flashinfer";
     return "";
   }
+  if (framework == "pytorch") {  // scripts/microbench/microbench.py's labels
+    if (src == "sdpa_flash" || src.rfind("flash_attn2", 0) == 0) return "fa2";  // PyTorch's FA2, flash-attn 2.x
+    if (src == "fa3" || src == "fa4") return src;
+    return "";  // cuDNN's fused attention, memory-efficient attention: no backend of ours
+  }
   if (framework == "vllm") {
     if (src == "vllm_flash_attn" || src == "vllm_flash_attn_fa2") return "fa2";
     if (src == "vllm_flash_attn_fa3") return "fa3";

@@ -37,7 +37,8 @@ struct FitOptions {
   BoostOptions boost;
 };
 
-// 1 for sources that are not a serving engine's own kernels (XLA's tables), else 0.
+// 1 for sources that are not a serving engine's own kernels (XLA's tables, microbench.py's
+// PyTorch sweeps), else 0.
 double other_source_flag(const std::string& source);
 
 // Throws std::invalid_argument if a row's GPU is not in the catalog.

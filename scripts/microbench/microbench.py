@@ -1,11 +1,19 @@
 #!/usr/bin/env python3
 """Model-agnostic kernel sweep for KernelSight calibration (run it on the GPU you want to model).
 
-Measures GEMMs over an M/N/K grid and dtypes, attention prefill and decode shapes (flash-attn when
-installed, else torch SDPA) and the memory-bound ops of a decoder layer (rmsnorm, layernorm,
-silu_mul, gelu, add, embedding, rope), and writes one CSV row per shape:
+Measures GEMMs over an M/N/K grid and dtypes, attention prefill and decode shapes (--attention:
+the flash-attn package when installed, else torch SDPA's own choice, or a backend named) and the
+memory-bound ops of a decoder layer (rmsnorm, layernorm, silu_mul, gelu, add, embedding, rope), and
+writes one CSV row per shape:
 
-    gpu,source,op,dtype,m,n,k,batch,tokens,hidden,heads,kv_heads,head_dim,q_len,kv_len,time_us
+    gpu,source,op,dtype,m,n,k,batch,tokens,hidden,heads,kv_heads,head_dim,q_len,kv_len,time_us,
+    framework,version,kernel_source,kv_dtype
+
+framework is "pytorch", version torch's; kernel_source names the attention kernels of attention
+rows (sdpa_cudnn, sdpa_flash = PyTorch's FlashAttention-2, sdpa_efficient, fa3, fa4, flash_attn):
+SDPA picks its backend per GPU and shape (PyTorch 2.11 on H100/H200 runs cuDNN's fused attention,
+about twice as fast as its FlashAttention-2 at long prompts), so the label is read off the kernels
+a probe call launches. kernelsight maps fa2/fa3/fa4 labels to its attention backends.
 
 Columns that do not apply to an op are blank. time_us is the median over --repeats timed runs
 (CUDA events around the op only), after --warmup untimed runs; with --flush-l2 read (the default) the L2
@@ -27,6 +35,9 @@ Usage (see docs/calibration.md, "Measuring your GPU"):
     python3 scripts/microbench/microbench.py --gpu h100_sxm --out h100_sweep.csv
     python3 scripts/microbench/microbench.py --gpu a100_sxm_80gb --quick --out a100_quick.csv
     python3 scripts/microbench/microbench.py --dry-run --quick   # print the plan; no torch needed
+    # FlashAttention-3 on the attention shapes of an imported table of the same GPU:
+    python3 scripts/microbench/microbench.py --gpu h200 --ops attention_prefill,attention_decode \
+        --dtypes bf16 --attention fa3 --attention-shapes data/sweeps/aiconfigurator/h200_sxm.vllm.csv
 """
 import argparse
 import csv
@@ -36,7 +47,9 @@ import sys
 import time
 
 COLUMNS = ["gpu", "source", "op", "dtype", "m", "n", "k", "batch", "tokens", "hidden", "heads",
-           "kv_heads", "head_dim", "q_len", "kv_len", "time_us"]
+           "kv_heads", "head_dim", "q_len", "kv_len", "time_us", "framework", "version", "kernel_source",
+           "kv_dtype"]
+ATTENTION_CHOICES = ["auto", "sdpa", "sdpa-flash", "sdpa-cudnn", "sdpa-efficient", "fa3", "fa4"]
 
 # Shapes: a model-agnostic grid plus the (N, K) pairs of common decoder layers (QKV, O, gate/up,
 # down of Llama-2/3, Mistral, Mixtral experts, Qwen-72B, phi-2), so both tiers have data near
@@ -72,12 +85,14 @@ def plan(args):
         if dtype == "fp8":
             continue  # attention and elementwise ops run in 16-bit activations
         heads = ATTN_HEADS[:2] if quick else ATTN_HEADS
-        if "attention_prefill" in ops:
+        if args.attention_shapes:
+            rows += [dict(r, dtype=dtype) for r in attention_shapes(args) if r["op"] in ops]
+        elif "attention_prefill" in ops:
             for (h, kvh, d), q in itertools.product(heads, PREFILL_LENS[::2] if quick else PREFILL_LENS):
                 for b in ([1] if q >= 2048 else [1, 4]):
                     rows.append(dict(op="attention_prefill", dtype=dtype, batch=b, tokens=b * q, heads=h,
                                      kv_heads=kvh, head_dim=d, q_len=q, kv_len=q))
-        if "attention_decode" in ops:
+        if "attention_decode" in ops and not args.attention_shapes:
             for (h, kvh, d), b, ctx in itertools.product(heads, DECODE_BATCH[::2] if quick else DECODE_BATCH,
                                                           DECODE_CTX[::2] if quick else DECODE_CTX):
                 if b * ctx > 256 * 8192:
@@ -99,6 +114,35 @@ def plan(args):
                 for h, kvh, d in heads:
                     rows.append(dict(op="rope", dtype=dtype, tokens=t, heads=h, kv_heads=kvh, head_dim=d))
     return rows
+
+
+def attention_shapes(args):
+    """The distinct attention shapes of a sweep CSV (16-bit KV cache, head_dim a multiple of 8, KV
+    cache of one measurement under ~8 GiB), optionally of one kernel_source, thinned evenly to
+    --max-shapes."""
+    seen = {}
+    with open(args.attention_shapes, newline="") as f:
+        for r in csv.DictReader(f):
+            if r.get("op") not in ("attention_prefill", "attention_decode"):
+                continue
+            if r.get("kv_dtype") not in (None, "", "bf16", "fp16") or r.get("dtype") not in ("bf16", "fp16"):
+                continue
+            if args.kernel_source and r.get("kernel_source") != args.kernel_source:
+                continue
+            b, h, kvh, d = (int(r[c]) for c in ("batch", "heads", "kv_heads", "head_dim"))
+            kv = int(r["kv_len"])
+            q = int(r["q_len"] or 1)  # decode rows leave q_len blank: one query per sequence
+            if d % 8 or h % kvh or b * kv * kvh * d * 2 * 2 > 8 << 30:
+                continue
+            prefill = r["op"] == "attention_prefill"
+            key = (r["op"], b, h, kvh, d, q, kv)
+            seen.setdefault(key, dict(op=r["op"], batch=b, tokens=b * (q if prefill else 1), heads=h, kv_heads=kvh,
+                                      head_dim=d, q_len=q if prefill else 1, kv_len=kv))
+    shapes = list(seen.values())
+    if args.max_shapes and len(shapes) > args.max_shapes:
+        step = len(shapes) / args.max_shapes
+        shapes = [shapes[int(i * step)] for i in range(args.max_shapes)]
+    return shapes
 
 
 class Bench:
@@ -128,8 +172,10 @@ class Bench:
         self.spin_cycles = (int(200e-6 * 1e3 * (getattr(props, "clock_rate", 0) or 1.5e6))
                             if hasattr(torch.cuda, "_sleep") else 0)
         self.dt = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}
-        self.flash = self._try_import("flash_attn")
+        self.flash = self._try_import("flash_attn") if args.attention == "auto" else None
+        self.sdpa_backends = self._sdpa_backends(args.attention)
         self.fused = self._elementwise_impl(args.elementwise)
+        self._attention_label = None
 
     @staticmethod
     def _try_import(name):
@@ -137,6 +183,60 @@ class Bench:
             return __import__(name)
         except ImportError:
             return None
+
+    def _sdpa_backends(self, choice):
+        """The SDPA backends to allow (None: SDPA's own choice). fa3/fa4 activate PyTorch's
+        registered FlashAttention-3/4 implementation behind SDPA's flash backend."""
+        if choice in ("auto", "sdpa"):
+            return None
+        attn = getattr(self.torch.nn, "attention", None)
+        if attn is None or not hasattr(attn, "sdpa_kernel"):
+            sys.exit("microbench: --attention {} needs torch.nn.attention.sdpa_kernel (PyTorch >= 2.3)".format(choice))
+        if choice in ("fa3", "fa4"):
+            impl = choice.upper()
+            known = list(attn.list_flash_attention_impls()) if hasattr(attn, "list_flash_attention_impls") else []
+            if impl not in known:
+                sys.exit("microbench: --attention {}: this PyTorch registers no {} implementation (it has: {})".format(
+                    choice, impl, ", ".join(known) or "none"))
+            try:
+                attn.activate_flash_attention_impl(impl)
+            except Exception as e:  # noqa: BLE001 - the provider's import or its GPU check
+                sys.exit("microbench: --attention {}: activating {} failed: {}: {}".format(
+                    choice, impl, type(e).__name__, e))
+            return [attn.SDPBackend.FLASH_ATTENTION]
+        name = {"sdpa-flash": "FLASH_ATTENTION", "sdpa-cudnn": "CUDNN_ATTENTION",
+                "sdpa-efficient": "EFFICIENT_ATTENTION"}[choice]
+        return [getattr(attn.SDPBackend, name)]
+
+    def attention_label(self):
+        """The kernel_source of attention rows: the backend asked for, else the one SDPA ran for a
+        probe prefill (read off the launched kernels' names)."""
+        if self._attention_label is None:
+            if self.flash is not None:
+                self._attention_label = "flash_attn" + self.flash.__version__
+            elif self.args.attention not in ("auto", "sdpa"):
+                self._attention_label = self.args.attention.replace("-", "_")
+            else:
+                self._attention_label = self._probe_sdpa()
+        return self._attention_label
+
+    def _probe_sdpa(self):
+        torch = self.torch
+        try:
+            row = dict(op="attention_prefill", dtype="bf16", batch=1, tokens=1024, heads=32, kv_heads=8,
+                       head_dim=128, q_len=1024, kv_len=1024)
+            fn = self.make(row)
+            fn()
+            with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+                fn()
+                torch.cuda.synchronize()
+            names = " ".join(e.name for e in prof.events())
+        except Exception:  # noqa: BLE001 - no profiler: the label stays generic
+            return "sdpa"
+        for marker, label in (("cudnn", "sdpa_cudnn"), ("pytorch_flash", "sdpa_flash"), ("fmha_cutlass", "sdpa_efficient")):
+            if marker in names:
+                return label
+        return "sdpa"
 
     def _elementwise_impl(self, choice):
         """'compile' fuses each op into one kernel as vLLM's custom ops are; 'eager' does not."""
@@ -147,7 +247,8 @@ class Bench:
     def source(self):
         torch = self.torch
         backend = "rocm" + str(torch.version.hip) if getattr(torch.version, "hip", None) else "cu" + str(torch.version.cuda)
-        attn = "flash_attn" + self.flash.__version__ if self.flash else "sdpa"
+        wants_attention = any(o.startswith("attention") for o in self.args.ops)
+        attn = self.attention_label() if wants_attention else "sdpa"
         flush = "" if self.args.flush_l2 == "read" else "/flush-" + self.args.flush_l2
         return "pytorch{}+{}/{}/{}{}".format(torch.__version__.split("+")[0], backend, attn, self.fused, flush)
 
@@ -218,13 +319,22 @@ class Bench:
             q = torch.randn(b, h, q_len, d, device=self.dev, dtype=dt)
             k = torch.randn(b, kvh, kv_len, d, device=self.dev, dtype=dt)
             v = torch.randn_like(k)
+            gqa = dict(enable_gqa=True)
             try:
                 F.scaled_dot_product_attention(q[:, :, :1], k[:, :, :1], v[:, :, :1], enable_gqa=True)
-                return lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=True)
             except TypeError:  # torch < 2.5: expand KV heads outside the timed region
                 k = k.repeat_interleave(h // kvh, dim=1)
                 v = v.repeat_interleave(h // kvh, dim=1)
-                return lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal)
+                gqa = {}
+            if self.sdpa_backends is None:
+                return lambda: F.scaled_dot_product_attention(q, k, v, is_causal=causal, **gqa)
+            sdpa_kernel, allowed = torch.nn.attention.sdpa_kernel, self.sdpa_backends
+
+            def run():
+                with sdpa_kernel(allowed):
+                    return F.scaled_dot_product_attention(q, k, v, is_causal=causal, **gqa)
+            run()  # a backend that cannot run the shape raises here, costing the row
+            return run
         t = row["tokens"]
         if op in ("rmsnorm", "layernorm", "add", "gelu", "embedding"):
             hdim = row["hidden"]
@@ -290,6 +400,15 @@ def parse_args(argv):
                         "time the host's launch gap, as nothing else keeps the GPU busy before them)")
     p.add_argument("--elementwise", choices=["auto", "compile", "eager"], default="auto",
                    help="compile: one fused kernel per op (like vLLM's custom ops); eager: PyTorch's kernels")
+    p.add_argument("--attention", choices=ATTENTION_CHOICES, default="auto",
+                   help="attention kernels: auto (flash-attn package if installed, else SDPA's choice), sdpa, "
+                        "sdpa-flash (PyTorch's FlashAttention-2), sdpa-cudnn, sdpa-efficient, fa3/fa4 (PyTorch's "
+                        "FlashAttention-3/4 behind SDPA)")
+    p.add_argument("--attention-shapes", default=None, metavar="CSV",
+                   help="measure the attention shapes of this sweep CSV (e.g. an imported table of the same GPU) "
+                        "instead of the built-in grid")
+    p.add_argument("--kernel-source", default=None, help="with --attention-shapes: only rows of this kernel_source")
+    p.add_argument("--max-shapes", type=int, default=0, help="with --attention-shapes: at most this many, evenly spread")
     p.add_argument("--dry-run", action="store_true", help="write the planned rows with empty time_us; no GPU needed")
     p.add_argument("--max-seconds", type=float, default=0,
                    help="stop measuring after this many seconds (0 = no limit); the rows so far stay a valid CSV")
@@ -312,8 +431,9 @@ def main(argv=None):
     rows = plan(args)
     bench = None if args.dry_run else Bench(args)
     source = args.source or (bench.source() if bench else "dry-run")
+    version = bench.torch.__version__.split("+")[0] if bench else ""
     out = sys.stdout if args.out == "-" else open(args.out, "w", newline="")
-    writer = csv.DictWriter(out, fieldnames=COLUMNS, restval="")
+    writer = csv.DictWriter(out, fieldnames=COLUMNS, restval="", lineterminator="\n")
     writer.writeheader()
     skipped = failed = written = 0
     started = time.monotonic()
@@ -322,7 +442,9 @@ def main(argv=None):
             print("microbench: --max-seconds {:g} reached after {}/{} shapes".format(
                 args.max_seconds, i, len(rows)), file=sys.stderr)
             break
-        record = dict(row, gpu=args.gpu, source=source)
+        record = dict(row, gpu=args.gpu, source=source, framework="pytorch", version=version)
+        if row["op"].startswith("attention"):
+            record["kernel_source"] = bench.attention_label() if bench else args.attention.replace("-", "_")
         if bench is not None:
             # One shape that the stack rejects (out of memory, an unsupported layout, a compiler
             # error) costs that row, not the sweep: report it and go on.

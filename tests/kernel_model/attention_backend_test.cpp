@@ -10,6 +10,7 @@
 
 #include "kernels/attention_backend.hpp"
 #include "kernels/calibration_store.hpp"
+#include "kernels/efficiency_fit.hpp"
 #include "kernels/efficiency_model.hpp"
 #include "kernels/gpu_catalog.hpp"
 #include "kernels/kernel_builders.hpp"
@@ -34,6 +35,15 @@ TEST(AttentionBackend, TranslatesAiConfiguratorLabels) {
   EXPECT_EQ(attention_backend_of("vllm", "vllm_triton_attn"), "triton");
   EXPECT_EQ(attention_backend_of("vllm", "torch.nn.functional.linear"), "");
   EXPECT_EQ(attention_backend_of("", "fa3"), "");
+}
+
+TEST(AttentionBackend, TranslatesMicrobenchLabels) {
+  EXPECT_EQ(attention_backend_of("pytorch", "sdpa_flash"), "fa2");
+  EXPECT_EQ(attention_backend_of("pytorch", "flash_attn2.7.4"), "fa2");
+  EXPECT_EQ(attention_backend_of("pytorch", "fa3"), "fa3");
+  EXPECT_EQ(attention_backend_of("pytorch", "fa4"), "fa4");
+  EXPECT_EQ(attention_backend_of("pytorch", "sdpa_cudnn"), "");
+  EXPECT_EQ(attention_backend_of("pytorch", "sdpa_efficient"), "");
 }
 
 TEST(AttentionBackend, EngineDefaultsByGeneration) {
@@ -189,4 +199,14 @@ TEST(NarrowDtype, FloorAndTermApplyToEngineKernelsOnly) {
   // A 16-bit GEMM is the same for both sources.
   const Kernel bf16 = make_gemm("g", 1, 128, 128, DType::BF16, 2, 2);
   EXPECT_DOUBLE_EQ(model.cost(bf16, h100).seconds, model.cost(bf16, h100, nullptr, 1.0).seconds);
+}
+
+// Which sources time the product alone: XLA's tables and microbench.py's PyTorch sweeps
+// (torch._scaled_mm on inputs already in fp8); engines' tables and Vidur's profiles do not.
+TEST(NarrowDtype, SourcesThatTimeTheProductAlone) {
+  EXPECT_EQ(other_source_flag("xla-fp8"), 1.0);
+  EXPECT_EQ(other_source_flag("pytorch2.11.0+cu13.0/sdpa_cudnn/compile"), 1.0);
+  EXPECT_EQ(other_source_flag("aic-vllm-fp8"), 0.0);
+  EXPECT_EQ(other_source_flag("aic-trtllm-fp4"), 0.0);
+  EXPECT_EQ(other_source_flag("vidur-fp16"), 0.0);
 }

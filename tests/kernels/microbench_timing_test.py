@@ -143,5 +143,48 @@ class MeasuringLoop(unittest.TestCase):
         self.assertIn("--max-seconds", err)
 
 
+class AttentionShapes(unittest.TestCase):
+    """--attention-shapes takes the distinct 16-bit attention shapes of another sweep (an imported
+    table's decode rows leave q_len blank), optionally of one kernel_source, thinned evenly."""
+
+    def setUp(self):
+        import tempfile
+        self.mb = load_script(RecordingTorch())
+        header = "gpu,source,op,dtype,batch,heads,kv_heads,head_dim,q_len,kv_len,time_us,kernel_source,kv_dtype\n"
+        rows = [
+            "h200,aic,attention_prefill,bf16,2,40,4,64,1024,1024,50,fa3,bf16",
+            "h200,aic,attention_prefill,bf16,2,40,4,64,1024,1024,51,fa3,bf16",   # the same shape again
+            "h200,aic,attention_decode,bf16,32,40,4,64,,2048,20,fa3,bf16",       # decode: q_len blank
+            "h200,aic,attention_decode,bf16,32,40,4,64,,2048,9,fa3,fp8",         # fp8 KV cache: skipped
+            "h200,aic,attention_decode,bf16,8,32,8,128,,512,7,fa4,bf16",         # another kernel source
+            "h200,aic,gemm,bf16,,,,,,,3,,",                                      # not attention
+        ]
+        self.csv = tempfile.NamedTemporaryFile("w", suffix=".csv", delete=False)
+        self.csv.write(header + "\n".join(rows) + "\n")
+        self.csv.close()
+
+    def plan(self, *extra):
+        args = self.mb.parse_args(["--ops", "attention_prefill,attention_decode", "--dtypes", "bf16",
+                                   "--attention-shapes", self.csv.name] + list(extra))
+        return self.mb.plan(args)
+
+    def test_distinct_shapes_of_one_source(self):
+        rows = self.plan("--kernel-source", "fa3")
+        self.assertEqual(len(rows), 2)
+        prefill, decode = rows
+        self.assertEqual((prefill["op"], prefill["batch"], prefill["q_len"], prefill["tokens"]),
+                         ("attention_prefill", 2, 1024, 2048))
+        self.assertEqual((decode["op"], decode["batch"], decode["q_len"], decode["kv_len"], decode["tokens"]),
+                         ("attention_decode", 32, 1, 2048, 32))
+        self.assertEqual(len(self.plan()), 3)
+        self.assertEqual(len(self.plan("--max-shapes", "2")), 2)
+
+    def test_dry_run_labels_attention_rows(self):
+        rows, _ = run(self.mb, ["--dry-run", "--ops", "attention_decode", "--dtypes", "bf16", "--attention",
+                                "sdpa-flash", "--attention-shapes", self.csv.name])
+        self.assertEqual({r["kernel_source"] for r in rows}, {"sdpa_flash"})
+        self.assertEqual({r["framework"] for r in rows}, {"pytorch"})
+
+
 if __name__ == "__main__":
     unittest.main()
