@@ -18,7 +18,7 @@ void KernelCostModel::set_calibrated_gpu(GpuSpec calibrated) {
   memo_.clear();
 }
 
-std::uint64_t KernelCostModel::hash(const Key& key) {
+inline std::uint64_t KernelCostModel::hash(const Key& key) {
   // Independent products summed, then mixed: no chain of dependent multiplies per lookup. Only
   // the slot depends on it (a collision costs a repricing, never a wrong price).
   auto bits = [](double d) {
@@ -69,7 +69,7 @@ bool KernelCostModel::prices_like(const KernelCostModel& o) const {
          roofline_launch_s_ == o.roofline_launch_s_ && scales_ == o.scales_ && memoise_ == o.memoise_;
 }
 
-bool KernelCostModel::memo_key(const Kernel& kernel, Key& key) {
+inline bool KernelCostModel::memo_key(const Kernel& kernel, Key& key) {
   if (kernel.heads != static_cast<std::int32_t>(kernel.heads) ||
       kernel.kv_heads != static_cast<std::int32_t>(kernel.kv_heads))
     return false;

@@ -655,7 +655,9 @@ const StepKernels& StepDecomposer::decompose(const StepBatch& batch, const std::
   // Under attention data parallelism the busiest rank's share moves from step to step: no reuse.
   const bool reusable = model_.dense_layers.empty() && !(model_.is_mla() && sums.prefill_q > 0) &&
                         !parallel_.dp_attention;
-  if (reusable && tokens > 0 && tokens == tokens_ && sums.sampled == sampled_ && sums.phase() == phase_) {
+  if (reusable && tokens > 0 &&
+      ((tokens == tokens_ && sums.sampled == sampled_ && sums.phase() == phase_) ||
+       recall(tokens, sums.sampled, sums.phase()))) {
     // The same kernels but attention (whose count the phase fixes): a new attention chunk.
     if (attention_chunk_ == kNoChunk) return out_;
     const DType act = activation_dtype(weight_dtype_);
@@ -675,7 +677,27 @@ const StepKernels& StepDecomposer::decompose(const StepBatch& batch, const std::
   tokens_ = tokens;
   sampled_ = sums.sampled;
   phase_ = sums.phase();
+  if (reusable && tokens > 0 && phase_ == Phase::Decode) {
+    Build& b = builds_[static_cast<std::size_t>(tokens) % builds_.size()];
+    b.tokens = tokens;
+    b.sampled = sampled_;
+    b.kernels = out_;
+    b.attention_chunk = attention_chunk_;
+  }
   return out_;
+}
+
+// The build of this shape, if still held, becomes the current one (its attention is then replaced).
+bool StepDecomposer::recall(std::int64_t tokens, std::int64_t sampled, Phase phase) {
+  if (phase != Phase::Decode) return false;
+  const Build& b = builds_[static_cast<std::size_t>(tokens) % builds_.size()];
+  if (b.tokens != tokens || b.sampled != sampled) return false;
+  out_ = b.kernels;
+  attention_chunk_ = b.attention_chunk;
+  tokens_ = tokens;
+  sampled_ = sampled;
+  phase_ = phase;
+  return true;
 }
 
 void decompose_stages(const ModelConfig& model, const StepBatch& batch, DType weight_dtype, DType kv_dtype,

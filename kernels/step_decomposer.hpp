@@ -56,6 +56,7 @@
 // * Sliding-window attention (Mistral's `sliding_window`): a query scores and reads at most
 //   `window` keys (itself included), in prefill and in decode. The KV cache still holds the
 //   whole context (the serving KV manager allocates it; see docs/kernel-model.md).
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -115,6 +116,18 @@ class StepDecomposer {
   std::int64_t tokens_ = 0, sampled_ = 0;
   Phase phase_ = Phase::Mixed;
   std::size_t attention_chunk_ = 0;  // its index in out_.per_layer's chunks (-1: none)
+  // Recent decode-only builds by token count (direct-mapped): as requests join and leave, decode
+  // batches return to sizes seen a few steps before, whose kernels outside attention are then
+  // taken from here instead of being built again. Mixed steps rarely repeat a token count. Four:
+  // with the chunks in flight, what they hold still fits pool_ (more made its search and heap
+  // allocations cost more than the builds saved).
+  struct Build {
+    std::int64_t tokens = 0, sampled = 0;
+    StepKernels kernels;
+    std::size_t attention_chunk = 0;
+  };
+  std::array<Build, 4> builds_;
+  bool recall(std::int64_t tokens, std::int64_t sampled, Phase phase);
 };
 
 // Attention data parallelism: `batch`'s sequences dealt to `ranks` ranks, and in `out` the

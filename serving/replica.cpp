@@ -320,6 +320,7 @@ void Replica::account(const proto::StepTiming& timing) {
 
 // The step's tokens are out: progress, metrics, finished requests.
 void Replica::finish_step(const StepPlan& plan) {
+  // The clock does not move while a step retires: read once (a library call each time).
   const double usage = kv_->usage(), now = env_.now_seconds();  // held since the last batch ended
   stats_.kv_usage_seconds += usage * (now - stats_.kv_last_s);
   stats_.kv_usage_peak = std::max(stats_.kv_usage_peak, usage);
@@ -327,14 +328,14 @@ void Replica::finish_step(const StepPlan& plan) {
   ++stats_.batches;
   stats_.batched_sequences += plan.sequences.size();
   StepOutcome& outcome = outcome_;
-  scheduler_->complete(plan, env_.now_seconds(), outcome);
+  scheduler_->complete(plan, now, outcome);
   if (spec_decode_) {
     stats_.spec_verified += outcome.spec_verified;
     stats_.spec_draft_tokens += outcome.spec_draft_tokens;
     stats_.spec_accepted += outcome.spec_accepted;
     for (std::size_t i = 0; i < outcome.spec_accepted_at.size(); ++i) stats_.spec_accepted_at[i] += outcome.spec_accepted_at[i];
   }
-  metrics_.record(outcome, env_.now_seconds());
+  metrics_.record(outcome, now);
   if (trace_ != nullptr) trace_step(outcome);
   outstanding_ -= outcome.finished.size();
   if (on_finish_)

@@ -85,28 +85,30 @@ void GpuModule::account(const kernels::Kernel& kernel, const kernels::KernelCost
 
 // `repeat` launches of each priced kernel of a part: the GPU's totals now (integer sums: the same
 // as kernel by kernel), its statistics rows later.
-void GpuModule::defer_account(const std::vector<PricedKernel>& part, int repeat) {
-  std::int64_t ps = 0;
-  std::uint64_t launched = 0;
-  for (const PricedKernel& p : part) {
-    if (p.slots.row == nullptr) continue;  // a collective: the TP group's statistics
-    ps += static_cast<std::int64_t>(p.duration.value());  // = to_picoseconds(cost.seconds)
-    ++launched;
-    p.unaccounted += static_cast<std::uint64_t>(repeat);
-  }
-  busy_ps_ += ps * repeat;
-  kernels_executed_ += launched * static_cast<std::uint64_t>(repeat);
+inline void GpuModule::defer_account(Part& part, int repeat) {
+  busy_ps_ += part.ps * repeat;
+  kernels_executed_ += part.run * static_cast<std::uint64_t>(repeat);
+  part.launches += static_cast<std::uint64_t>(repeat);
 }
 
-void GpuModule::settle(const PricedKernel& p) {
-  if (p.unaccounted == 0) return;
-  p.slots.row->add(p.kernel_copy, p.cost, p.unaccounted);
-  p.unaccounted = 0;
+// Its launches not yet in its statistics rows (`launches`: its part's) added.
+inline void GpuModule::settle(const PricedKernel& p, std::uint64_t launches) {
+  if (p.settled == launches) return;
+  if (p.slots.row != nullptr) p.slots.row->add(p.kernel_copy, p.cost, launches - p.settled);  // null: a collective
+  p.settled = launches;
+}
+
+// A priced kernel about to be replaced or dropped: settled, and out of its part's totals.
+inline void GpuModule::forget(const PricedKernel& p, Part& part) {
+  settle(p, part.launches);
+  if (p.slots.row == nullptr) return;
+  part.ps -= static_cast<std::int64_t>(p.duration.value());  // = to_picoseconds(cost.seconds)
+  --part.run;
 }
 
 void GpuModule::settle_all() const {
-  for (const auto* part : {&pre_, &layer_, &post_})
-    for (const PricedKernel& p : *part) settle(p);
+  for (const Part* part : {&pre_, &layer_, &post_})
+    for (const PricedKernel& p : part->priced) settle(p, part->launches);
 }
 
 void GpuModule::launch(proto::KernelLaunch& k, const sc_core::sc_time& issue_time) {
@@ -129,14 +131,15 @@ bool GpuModule::has_collective(const kernels::StepKernels& step) {
 // (chunks are immutable while shared), so its prices stay; the kernels of a new chunk of the size
 // of the one it replaces are priced in its place. False, with the part partly repriced, when the
 // sizes differ: then price() lines every kernel up again.
-bool GpuModule::reprice_new_chunks(const kernels::KernelList& list, std::vector<PricedKernel>& out,
-                                   kernels::ChunkList& held, const std::vector<proto::CollectiveTime>& collectives) {
+bool GpuModule::reprice_new_chunks(const kernels::KernelList& list, Part& part,
+                                   const std::vector<proto::CollectiveTime>& collectives) {
+  kernels::ChunkList& held = part.chunks;
   const std::size_t n = list.chunks().size();
   if (n != held.size()) return false;
   // Raw pointers: the calls below cannot move these vectors, and the compiler need not reload them.
   const kernels::ChunkPtr* now = list.chunks().data();
   kernels::ChunkPtr* was = held.data();
-  PricedKernel* at = out.data();  // out holds held's kernels, position by position
+  PricedKernel* at = part.priced.data();  // held's kernels, position by position
   for (std::size_t c = 0; c < n; ++c) {
     const kernels::KernelChunk* chunk = now[c].get();
     const std::size_t size = chunk->kernels.size();
@@ -146,7 +149,7 @@ bool GpuModule::reprice_new_chunks(const kernels::KernelList& list, std::vector<
       // Several kernels to price: announce them first (a memoised model fetches their slots together).
       if (size > 2)
         for (std::size_t j = 0; j < size; ++j) will_price(kernels[j]);
-      for (std::size_t j = 0; j < size; ++j) price_one(kernels[j], at[j], true, collectives);
+      for (std::size_t j = 0; j < size; ++j) price_one(kernels[j], at[j], part, true, collectives);
       was[c] = now[c];
     }
     at += size;
@@ -155,28 +158,28 @@ bool GpuModule::reprice_new_chunks(const kernels::KernelList& list, std::vector<
 }
 
 // Every kernel priced, or kept when it equals the kernel priced at its position last time.
-void GpuModule::price(const kernels::KernelList& list, std::vector<PricedKernel>& out,
-                      kernels::ChunkList& held, bool reuse,
+void GpuModule::price(const kernels::KernelList& list, Part& part, bool reuse,
                       const std::vector<proto::CollectiveTime>& collectives) {
+  std::vector<PricedKernel>& out = part.priced;
   const std::size_t kept = reuse ? std::min(out.size(), list.size()) : 0;
-  for (std::size_t i = list.size(); i < out.size(); ++i) settle(out[i]);
-  out.resize(list.size());
+  for (std::size_t i = list.size(); i < out.size(); ++i) forget(out[i], part);
+  out.resize(list.size());  // new entries are blank: no rows, nothing to forget
   if (reuse)
     for (const kernels::Kernel& k : list) will_price(k);
   std::size_t i = 0;
   for (const kernels::ChunkPtr& chunk : list.chunks())
     for (const kernels::Kernel& k : chunk->kernels) {
-      price_one(k, out[i], i < kept, collectives);
+      price_one(k, out[i], part, i < kept, collectives);
       ++i;
     }
-  held = list.chunks();
+  part.chunks = list.chunks();
 }
 
 // `p` held the same position's kernel of the previous step (`kept`) or nothing.
-void GpuModule::price_one(const kernels::Kernel& kernel, PricedKernel& p, bool kept,
+void GpuModule::price_one(const kernels::Kernel& kernel, PricedKernel& p, Part& part, bool kept,
                           const std::vector<proto::CollectiveTime>& collectives) {
   if (kept && same_shape(p.kernel_copy, kernel)) return;
-  settle(p);  // the launches of the shape it replaces
+  forget(p, part);  // the shape it replaces
   if (kernels::is_collective(kernel.op)) {  // timed by the group, not run here (no statistics)
     p = {kernels::KernelCost{}, collective_time(collectives, kernel), StatsSlots{nullptr}, {}};
   } else {
@@ -186,9 +189,15 @@ void GpuModule::price_one(const kernels::Kernel& kernel, PricedKernel& p, bool k
     // The same statistics rows as the kernel it replaces when name, op and phase stay (attention).
     const bool same_rows = kept && p.slots.row != nullptr && p.kernel_copy.name == kernel.name &&
                            p.kernel_copy.op == kernel.op && p.kernel_copy.phase == kernel.phase;
-    p = {cost, duration, same_rows ? p.slots : slots_for(kernel), {}};
+    // Field by field: a braced PricedKernel would build a blank kernel_copy only to overwrite it.
+    p.cost = cost;
+    p.duration = duration;
+    if (!same_rows) p.slots = slots_for(kernel);
+    part.ps += static_cast<std::int64_t>(duration.value());
+    ++part.run;
   }
   p.kernel_copy = kernel;
+  p.settled = part.launches;
 }
 
 sc_core::sc_time GpuModule::collective_time(const std::vector<proto::CollectiveTime>& times,
@@ -218,13 +227,13 @@ void GpuModule::launch_step(proto::StepLaunch& st, const sc_core::sc_time& issue
   // Prices kept where they may be (pure costs): the chunks priced last time keep theirs.
   const bool reuse = reuses_kernel_costs();
   const auto& times = st.collective_times;
-  auto update = [&](const kernels::KernelList& list, std::vector<PricedKernel>& out, kernels::ChunkList& held) {
-    if (reuse && same_chunks(list, held)) return;
-    if (!reuse || !reprice_new_chunks(list, out, held, times)) price(list, out, held, reuse, times);
+  auto update = [&](const kernels::KernelList& list, Part& part) {
+    if (reuse && same_chunks(list, part.chunks)) return;
+    if (!reuse || !reprice_new_chunks(list, part, times)) price(list, part, reuse, times);
   };
-  update(step.pre, pre_, pre_chunks_);
-  update(step.per_layer, layer_, layer_chunks_);
-  update(step.post, post_, post_chunks_);
+  update(step.pre, pre_);
+  update(step.per_layer, layer_);
+  update(step.post, post_);
   if (!st.collective_times.empty() && has_collective(step)) {
     launch_step_with_collectives(st, issue_time);
   } else {
@@ -258,8 +267,8 @@ void GpuModule::launch_step_with_collectives(proto::StepLaunch& st, const sc_cor
     st.replay.compute_before = compute_free;
     st.replay.comm_before = comm_free;
     st.replay.durations.clear();
-    for (const auto* part : {&pre_, &layer_, &post_})
-      for (const PricedKernel& p : *part) st.replay.durations.push_back(p.duration);
+    for (const Part* part : {&pre_, &layer_, &post_})
+      for (const PricedKernel& p : part->priced) st.replay.durations.push_back(p.duration);
   }
   // The group's collectives, counted by one rank: a layer's own tally, and the step's.
   proto::CollectiveTally layer_tally, step_tally;
@@ -289,7 +298,7 @@ void GpuModule::launch_step_with_collectives(proto::StepLaunch& st, const sc_cor
     step_tally.exposed += sc_core::sc_time::from_value(layer_tally.exposed.value() * times);
     layer_tally = {};
   };
-  for (const PricedKernel& p : pre_) run_one(p);
+  for (const PricedKernel& p : pre_.priced) run_one(p);
   add_layer_tally(1);
   // Layers one by one until one of them maps its start (compute, comm and issue times) to its end
   // by adding the same time to each, or to the two stream times when the issue time decided
@@ -301,7 +310,7 @@ void GpuModule::launch_step_with_collectives(proto::StepLaunch& st, const sc_cor
   for (int layer = 0; layer < n; ++layer) {
     const sc_core::sc_time c0 = compute_free, m0 = comm_free, i0 = issued;
     issue_bound = false;
-    for (const PricedKernel& p : layer_) run_one(p);
+    for (const PricedKernel& p : layer_.priced) run_one(p);
     const sc_core::sc_time dc = compute_free - c0, dm = comm_free - m0, di = issued - i0;
     if (dc != dm || !(dc == di || (!issue_bound && dc >= di))) {
       add_layer_tally(1);
@@ -314,7 +323,7 @@ void GpuModule::launch_step_with_collectives(proto::StepLaunch& st, const sc_cor
     add_layer_tally(rest + 1);
     break;
   }
-  for (const PricedKernel& p : post_) run_one(p);
+  for (const PricedKernel& p : post_.priced) run_one(p);
   add_layer_tally(1);
   if (st.count_collectives) {
     st.tally.count += step_tally.count;
@@ -332,10 +341,10 @@ void GpuModule::launch_step_with_collectives(proto::StepLaunch& st, const sc_cor
 bool GpuModule::replay_matches(const proto::StepReplay& r, const sc_core::sc_time& issue,
                                const sc_core::sc_time& compute_free, const sc_core::sc_time& comm_free) const {
   if (r.issue != issue || r.compute_before != compute_free || r.comm_before != comm_free) return false;
-  if (r.durations.size() != pre_.size() + layer_.size() + post_.size()) return false;
+  if (r.durations.size() != pre_.priced.size() + layer_.priced.size() + post_.priced.size()) return false;
   std::size_t i = 0;
-  for (const auto* part : {&pre_, &layer_, &post_})
-    for (const PricedKernel& p : *part)
+  for (const Part* part : {&pre_, &layer_, &post_})
+    for (const PricedKernel& p : part->priced)
       if (p.duration != r.durations[i++]) return false;
   return true;
 }
@@ -350,17 +359,18 @@ void GpuModule::launch_step_closed_form(proto::StepLaunch& st, const sc_core::sc
     issued += L;
     f = std::max(issued, f) + p.duration;
   };
-  for (const PricedKernel& p : pre_) run_one(p);
+  for (const PricedKernel& p : pre_.priced) run_one(p);
 
   const int n = step.num_layers;
-  if (n > 0 && !layer_.empty()) {
+  const std::vector<PricedKernel>& layer = layer_.priced;
+  if (n > 0 && !layer.empty()) {
     // In integer picoseconds: sc_time * double goes through a double and sc_time::from_value
     // is a library call, several times the cost of the arithmetic (the same values).
     using Ps = sc_dt::uint64;
-    const Ps l = L.value(), layers = static_cast<Ps>(n), P = layer_.size();
+    const Ps l = L.value(), layers = static_cast<Ps>(n), P = layer.size();
     Ps D = 0, A = 0;
     for (Ps j = P; j-- > 0;) {
-      D += layer_[j].duration.value();
+      D += layer[j].duration.value();
       A = std::max(A, l * (j + 1) + D);
     }
     const Ps layer_launch = l * P;
@@ -370,7 +380,7 @@ void GpuModule::launch_step_closed_form(proto::StepLaunch& st, const sc_core::sc
     f = sc_core::sc_time::from_value(std::max(f.value() + D * layers, from_issue));
     issued = sc_core::sc_time::from_value(b0 + layer_launch * layers);
   }
-  for (const PricedKernel& p : post_) run_one(p);
+  for (const PricedKernel& p : post_.priced) run_one(p);
   free_at = f;
   st.finish = f;
 }

@@ -79,21 +79,32 @@ class GpuModule : public sc_core::sc_module {
     std::size_t operator()(const SlotKey& k) const;
   };
   // One priced kernel of a step: its stream time and where its statistics go. Its launches
-  // reach the statistics rows when its shape changes or the rows are read (`unaccounted`):
-  // consecutive steps mostly repeat a kernel, and integer sums of n launches added at once equal
-  // n adds, so the rows are the same and a repeated kernel costs a counter increment a step.
+  // reach the statistics rows when its shape changes or the rows are read (settle): its part
+  // counts the launches of every kernel it holds, consecutive steps mostly repeat a kernel, and
+  // integer sums of n launches added at once equal n adds, so the rows are the same and a
+  // repeated kernel costs nothing a step.
   struct PricedKernel {
     kernels::KernelCost cost;
     sc_core::sc_time duration;
     StatsSlots slots;
     kernels::Kernel kernel_copy;  // what was priced, to recognise it in the next step
-    mutable std::uint64_t unaccounted = 0;
+    mutable std::uint64_t settled = 0;  // its part's launches when its rows last had them all
+  };
+  // The kernels of one part of a step (pre, per layer, post) as priced, the chunks they came from
+  // (kept: their identity is their content), and the totals a launch adds to the GPU's.
+  struct Part {
+    std::vector<PricedKernel> priced;
+    kernels::ChunkList chunks;
+    std::uint64_t launches = 0;  // of each kernel in `priced`, over the steps so far
+    std::int64_t ps = 0;         // GPU time of one launch of the kernels run here, picoseconds
+    std::uint64_t run = 0;       // kernels run here (not collectives)
   };
   static bool same_shape(const kernels::Kernel& a, const kernels::Kernel& b);
   StatsSlots slots_for(const kernels::Kernel& kernel);
   void account(const kernels::Kernel& kernel, const kernels::KernelCost& cost, int repeat, const StatsSlots& slots);
-  void defer_account(const std::vector<PricedKernel>& part, int repeat);
-  static void settle(const PricedKernel& p);
+  void defer_account(Part& part, int repeat);
+  static void settle(const PricedKernel& p, std::uint64_t launches);
+  static void forget(const PricedKernel& p, Part& part);
   void settle_all() const;
   // Collectives (TP ranks only) are not run here: their times come with the launch.
   static bool same_chunks(const kernels::KernelList& list, const kernels::ChunkList& held) {
@@ -103,12 +114,12 @@ class GpuModule : public sc_core::sc_module {
       if (chunks[c].get() != held[c].get()) return false;
     return true;
   }
-  bool reprice_new_chunks(const kernels::KernelList& list, std::vector<PricedKernel>& out,
-                          kernels::ChunkList& held, const std::vector<proto::CollectiveTime>& collectives);
+  bool reprice_new_chunks(const kernels::KernelList& list, Part& part,
+                          const std::vector<proto::CollectiveTime>& collectives);
   // `reuse`: reuses_kernel_costs().
-  void price(const kernels::KernelList& list, std::vector<PricedKernel>& out, kernels::ChunkList& held,
-             bool reuse, const std::vector<proto::CollectiveTime>& collectives);
-  void price_one(const kernels::Kernel& kernel, PricedKernel& p, bool kept,
+  void price(const kernels::KernelList& list, Part& part, bool reuse,
+             const std::vector<proto::CollectiveTime>& collectives);
+  void price_one(const kernels::Kernel& kernel, PricedKernel& p, Part& part, bool kept,
                  const std::vector<proto::CollectiveTime>& collectives);
   sc_core::sc_time collective_time(const std::vector<proto::CollectiveTime>& times,
                                    const kernels::Kernel& collective) const;
@@ -125,9 +136,7 @@ class GpuModule : public sc_core::sc_module {
   proto::KernelStatsSink* stats_ = nullptr;
   proto::KernelTraceSink* trace_ = nullptr;
   tsl::robin_map<SlotKey, StatsSlots, SlotKeyHash> slots_;
-  std::vector<PricedKernel> pre_, layer_, post_;  // launch_step scratch: no allocation per step
-  // The chunks whose kernels pre_, layer_ and post_ priced (kept: their identity is their content).
-  kernels::ChunkList pre_chunks_, layer_chunks_, post_chunks_;
+  Part pre_, layer_, post_;  // launch_step scratch: no allocation per step
 };
 
 // What a GPU kind's factory receives.
