@@ -25,7 +25,8 @@ int cmd_validate(const std::vector<std::string>& args) {
       "measurement of GPU G. cross-gen fits on the shipped sweeps of every other GPU (or uses\n"
       "--calibration); target needs --calibration (from `kernelsight calibrate`).\n\noptions");
   MeasurementInputs in;
-  std::string tier_text, calibration, exclude, sweeps_dir, rows_out, leave_out, framework, fold, backend;
+  std::string tier_text, calibration, exclude, sweeps_dir, rows_out, leave_out, framework, fold, backend,
+      calibrated_gpu;
   opts.add_options()("help,h", "show this help")("gpu", po::value(&in.gpu)->required(), "catalog name of the GPU")(
       "tier", po::value(&tier_text)->required(), "roofline | cross-gen | target")(
       "calibration", po::value(&calibration), "calibration file (target tier, or a saved cross-gen model)")(
@@ -40,6 +41,10 @@ int cmd_validate(const std::vector<std::string>& args) {
       "attention-backend", po::value(&backend),
       "only the attention rows of this backend (fa2, fa3, fa4, flashinfer, trtllm, triton): what calibrate "
       "--attention-backend fitted")(
+      "calibrated-gpu", po::value(&calibrated_gpu),
+      "price G's rows as a what-if of this GPU (catalog name): the calibration's learned correction is read at "
+      "its spec, G's spec moves the roofline-shaped terms (--gpu h200 --calibrated-gpu h100_sxm: an H100 "
+      "calibration with the H200's bandwidth), as a scenario that overrides spec fields prices")(
       "rows-out", po::value(&rows_out), "also write every row with its measured and predicted times (CSV)");
   po::variables_map vm;
   if (int rc = parse_options("validate", args, opts, vm); rc >= 0) return rc;
@@ -56,6 +61,18 @@ int cmd_validate(const std::vector<std::string>& args) {
   if (gpu == nullptr) {
     std::cerr << "kernelsight validate: unknown GPU '" << in.gpu << "' (see kernelsight list)\n";
     return kExitBadInput;
+  }
+  const kernels::GpuSpec* calibrated = nullptr;
+  if (!calibrated_gpu.empty()) {
+    calibrated = kernels::find_builtin_gpu(calibrated_gpu);
+    if (calibrated == nullptr) {
+      std::cerr << "kernelsight validate: unknown --calibrated-gpu '" << calibrated_gpu << "' (see kernelsight list)\n";
+      return kExitBadInput;
+    }
+    if (*tier == kernels::Tier::Roofline) {
+      std::cerr << "kernelsight validate: --calibrated-gpu needs a learned tier (cross-gen or target), not roofline\n";
+      return kExitBadInput;
+    }
   }
   if (!backend.empty() && !kernels::is_attention_backend(backend)) {
     std::cerr << "kernelsight validate: unknown --attention-backend '" << backend << "' (known: " << kernels::attention_backend_list() << ")\n";
@@ -92,7 +109,7 @@ int cmd_validate(const std::vector<std::string>& args) {
                                                const double source = *tier == kernels::Tier::CrossGen
                                                                          ? kernels::other_source_flag(m.source)
                                                                          : 0.0;
-                                               return model.cost(m.kernel, *gpu, nullptr, source).seconds;
+                                               return model.cost(m.kernel, *gpu, calibrated, source).seconds;
                                              });
     std::cout << kernels::format_report(kernels::evaluate(rows, predict, roofline),
                                         std::string(kernels::tier_name(*tier)));

@@ -199,6 +199,59 @@ target_table h200 "$MB/h200.pytorch.csv"
 awk -F, 'NR == 1 || $4 != "fp16"' "$MB/h100_sxm.pytorch.csv" >"$TMP/h100_sxm.bf16_fp8.csv"
 target_table h100_sxm "$TMP/h100_sxm.bf16_fp8.csv"
 
+cat >>"$TMP/doc.md" <<'MD'
+
+## A what-if checked on real GPUs: H100 <-> H200
+
+The H100 SXM and the H200 differ in the spec only by HBM bandwidth (3.35 vs 4.8 TB/s) and
+capacity: the same die, SMs, clock and tensor peaks. So each GPU's sweep, calibrating the target
+tier, can price the other GPU as a what-if (`kernelsight validate --gpu h200 --calibrated-gpu
+h100_sxm`: the H100 calibration's learned correction read at the H100 spec, the H200's bandwidth
+in the roofline-shaped terms; what a scenario overriding `hbm_bandwidth` gets). Against the other
+GPU's measured kernels (the same shapes: this checks the spec change, not new shapes), MAPE %:
+"what-if" prices with the other GPU's spec, "unmoved" prices the other GPU's rows at the
+calibrated GPU's own spec (no what-if: how far apart the GPUs are to the model), "roofline" the
+other GPU's roofline. Calibrated on all bf16/fp8 rows of one sweep.
+
+MD
+awk -F, 'NR == 1 || $4 != "fp16"' "$MB/h100_sxm.pytorch.csv" >"$TMP/wi_h100_sxm.csv"
+cp "$MB/h200.pytorch.csv" "$TMP/wi_h200.csv"
+what_if_rows() {  # calibrated gpu, other gpu
+  local from="$1" to="$2"
+  "$K" calibrate --gpu "$from" --sweep "$TMP/wi_$from.csv" -o "$TMP/wi_cal_$from.yaml" >/dev/null 2>&1
+  sed "s/^$to,/$from,/" "$TMP/wi_$to.csv" >"$TMP/wi_${to}_as_$from.csv"
+  "$K" validate --gpu "$to" --tier target --calibration "$TMP/wi_cal_$from.yaml" --calibrated-gpu "$from" \
+    --sweep "$TMP/wi_$to.csv" 2>/dev/null | awk -v k=what_if '/^[{[]/ { gsub(/[{}\[\]]/, ""); print k, $0 }'
+  "$K" validate --gpu "$from" --tier target --calibration "$TMP/wi_cal_$from.yaml" \
+    --sweep "$TMP/wi_${to}_as_$from.csv" 2>/dev/null | awk -v k=unmoved '/^[{[]/ { gsub(/[{}\[\]]/, ""); print k, $0 }'
+}
+{
+  what_if_rows h100_sxm h200 | sed 's/^/h100_sxm-to-h200 /'
+  what_if_rows h200 h100_sxm | sed 's/^/h200-to-h100_sxm /'
+} >"$TMP/wi_rows.txt"
+python3 - "$TMP/wi_rows.txt" >>"$TMP/doc.md" <<'PY'
+import collections, sys
+cells = collections.OrderedDict()
+for line in open(sys.argv[1]):
+    parts = line.split()
+    pair, kind = parts[0], parts[1]
+    if parts[3].isdigit():  # "[gemm]", "[all]": a class's total, or every row's
+        if parts[2] != "all":
+            continue
+        cls, n, tier, roof = "all", parts[3], parts[4], parts[6]
+    else:  # "{gemm bf16}": a class and dtype
+        cls, n, tier, roof = parts[2] + " " + parts[3], parts[4], parts[5], parts[7]
+    row = cells.setdefault((pair, cls), {"rows": n})
+    row[kind] = tier
+    if kind == "what_if":
+        row["roofline"] = roof
+print("| calibrated on -> priced | class | rows | what-if | unmoved | roofline |")
+print("|---|---|---|---|---|---|")
+for (pair, cls), r in cells.items():
+    a, b = pair.split("-to-")
+    print(f"| {a} -> {b} | {cls} | {r['rows']} | {r.get('what_if', '-')} | {r.get('unmoved', '-')} | {r.get('roofline', '-')} |")
+PY
+
 mkdir -p "$(dirname "$OUT")"
 mv "$TMP/doc.md" "$OUT"
 echo "wrote $OUT" >&2

@@ -120,6 +120,57 @@ TEST(KernelsCli, ValidateScoresOneAttentionBackend) {
   EXPECT_NE(unknown.out.find("unknown --attention-backend 'fa9' (known: fa2, fa3"), std::string::npos) << unknown.out;
 }
 
+// `validate --gpu h200 --calibrated-gpu h100_sxm` prices the H200's rows as a scenario prices a
+// what-if of an H100: the H100 calibration's learned correction read at the H100 spec, the
+// H200's spec (1.43x the HBM bandwidth, the same FLOP/s) in the roofline-shaped terms. A
+// memory-bound GEMM then speeds up by at most the bandwidth ratio; a compute-bound one keeps its time.
+TEST(KernelsCli, ValidatePricesAWhatIfOfTheCalibratedGpu) {
+  TempDir t;
+  const std::string header =
+      "gpu,source,model,label,op,dtype,m,n,k,batch,tokens,hidden,heads,kv_heads,head_dim,q_len,kv_len,time_us\n";
+  const std::string rows = ",t,,g,gemm,bf16,1,8192,8192,,,,,,,,,50\n"
+                           ",t,,g,gemm,bf16,8192,8192,8192,,,,,,,,,1300\n";
+  auto sweep = [&](const std::string& gpu) {
+    std::string text = header;
+    std::istringstream lines(rows);
+    for (std::string line; std::getline(lines, line);) text += gpu + line + "\n";
+    return text;
+  };
+  std::ofstream(t.path / "h200.csv") << sweep("h200");
+  std::ofstream(t.path / "h100.csv") << sweep("h100_sxm");
+  const std::string cal = std::string(KS_SOURCE_DIR) + "/data/calibration/target_h100_sxm.vllm.yaml";
+  const auto predicted = [&](const std::string& args) {
+    const Result r = kernelsight("validate --tier target --calibration " + cal + " " + args + " --rows-out " +
+                                 (t.path / "rows.csv").string());
+    EXPECT_EQ(r.status, 0) << r.out;
+    std::vector<double> us;
+    for (const std::string& line : first_lines(t.path / "rows.csv", 3)) {
+      if (line.rfind("model,", 0) == 0 || line.empty()) continue;
+      std::vector<std::string> cells;
+      std::stringstream ss(line);
+      for (std::string c; std::getline(ss, c, ',');) cells.push_back(c);
+      us.push_back(std::stod(cells.at(11)));  // predicted_us
+    }
+    return us;
+  };
+  const std::vector<double> h100 = predicted("--gpu h100_sxm --sweep " + (t.path / "h100.csv").string());
+  const std::vector<double> what_if =
+      predicted("--gpu h200 --calibrated-gpu h100_sxm --sweep " + (t.path / "h200.csv").string());
+  ASSERT_EQ(h100.size(), 2u);
+  ASSERT_EQ(what_if.size(), 2u);
+  EXPECT_LT(what_if[0], h100[0] / 1.1);          // memory-bound: faster with 1.43x the bandwidth ...
+  EXPECT_GE(what_if[0], h100[0] / 1.433 - 1e-9);  // ... by no more than that
+  EXPECT_NEAR(what_if[1] / h100[1], 1.0, 0.01);   // compute-bound: the same tensor FLOP/s
+  const Result roof = kernelsight("validate --tier roofline --gpu h200 --calibrated-gpu h100_sxm --sweep " +
+                                  (t.path / "h200.csv").string());
+  EXPECT_EQ(roof.status, 2);
+  EXPECT_NE(roof.out.find("--calibrated-gpu needs a learned tier"), std::string::npos) << roof.out;
+  const Result unknown = kernelsight("validate --tier target --calibration " + cal +
+                                     " --gpu h200 --calibrated-gpu h999 --sweep " + (t.path / "h200.csv").string());
+  EXPECT_EQ(unknown.status, 2);
+  EXPECT_NE(unknown.out.find("unknown --calibrated-gpu 'h999'"), std::string::npos) << unknown.out;
+}
+
 TEST(KernelsCli, BadRowsAndMissingCalibrationsExitTwo) {
   TempDir t;
   std::ofstream(t.path / "bad.csv") << "op,dtype,m,n,k\ngemm,bf16,1,1,1\nconv,bf16,1,1,1\n";

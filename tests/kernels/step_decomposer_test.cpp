@@ -365,6 +365,37 @@ TEST(IncrementalStepDecomposer, MatchesDecomposeStepAndSharesAllButAttention) {
   EXPECT_EQ(test_support::kernels_in_new_chunks(previous.pre, fifth.pre), names(fifth.pre));
 }
 
+// As requests join and leave, a decode batch returns to a size it had a few steps before: the
+// decomposer takes that build's kernels back (all chunks but attention's shared with it) instead
+// of building them again, and they are the kernels a fresh decomposition gives. Mixed steps in
+// between do not disturb it; a decode size that displaced the build (token counts 3 and 7 share a
+// slot of the four) makes the next return a full build, with the same kernels.
+TEST(IncrementalStepDecomposer, ARecentDecodeBatchSizeTakesItsBuildBack) {
+  StepDecomposer decomposer(llama2_7b(), DType::BF16, DType::BF16);
+  auto decode_of = [](std::vector<std::int64_t> contexts) {
+    StepBatch b;
+    b.decode_contexts = std::move(contexts);
+    return b;
+  };
+  const StepKernels three = decomposer.decompose(decode_of({40, 50, 60}));
+  decomposer.decompose(decode_of({41, 51, 61, 5}));
+  decomposer.decompose(mixed_batch());
+  const StepBatch back = decode_of({43, 53, 63});
+  const StepKernels& again = decomposer.decompose(back);
+  expect_same_step(again, decompose_step(llama2_7b(), back, DType::BF16, DType::BF16));
+  EXPECT_EQ(test_support::kernels_in_new_chunks(three.per_layer, again.per_layer),
+            (std::vector<std::string>{"attention_decode"}));
+  EXPECT_TRUE(test_support::kernels_in_new_chunks(three.pre, again.pre).empty());
+  EXPECT_TRUE(test_support::kernels_in_new_chunks(three.post, again.post).empty());
+
+  const StepKernels before = again;
+  decomposer.decompose(decode_of({1, 2, 3, 4, 5, 6, 7}));  // 7 tokens: the slot of 3
+  const StepBatch later = decode_of({44, 54, 64});
+  const StepKernels& rebuilt = decomposer.decompose(later);
+  expect_same_step(rebuilt, decompose_step(llama2_7b(), later, DType::BF16, DType::BF16));
+  EXPECT_EQ(test_support::kernels_in_new_chunks(before.pre, rebuilt.pre), names(rebuilt.pre));
+}
+
 // "x_<name>", interned (a kernel's name is a static string).
 const char* tagged(const char* name) {
   static std::map<std::string, std::string> names;
