@@ -12,8 +12,9 @@ writes one CSV row per shape:
 framework is "pytorch", version torch's; kernel_source names the attention kernels of attention
 rows (sdpa_cudnn, sdpa_flash = PyTorch's FlashAttention-2, sdpa_efficient, fa3, fa4, flash_attn):
 SDPA picks its backend per GPU and shape (PyTorch 2.11 on H100/H200 runs cuDNN's fused attention,
-about twice as fast as its FlashAttention-2 at long prompts), so the label is read off the kernels
-a probe call launches. kernelsight maps fa2/fa3/fa4 labels to its attention backends.
+about twice as fast as its FlashAttention-2 at long prompts), so under SDPA's own choice the label
+is read off the kernels one probe prefill launches (scripts/microbench/kernel_names.py shows the
+choice per shape). kernelsight maps fa2/fa3/fa4 labels to its attention backends.
 
 Columns that do not apply to an op are blank. time_us is the median over --repeats timed runs
 (CUDA events around the op only), after --warmup untimed runs; with --flush-l2 read (the default) the L2
@@ -42,6 +43,7 @@ Usage (see docs/calibration.md, "Measuring your GPU"):
 import argparse
 import csv
 import itertools
+import os
 import statistics
 import sys
 import time
@@ -423,6 +425,12 @@ def parse_args(argv):
             p.error("unknown op {} (known: {})".format(o, ", ".join(all_ops)))
     if args.repeats < 1 or args.warmup < 0:
         p.error("--repeats must be >= 1 and --warmup >= 0")
+    if not args.attention_shapes and (args.kernel_source or args.max_shapes):
+        p.error("--kernel-source and --max-shapes select among --attention-shapes; give that CSV too")
+    if args.attention_shapes and not os.path.isfile(args.attention_shapes):
+        p.error("--attention-shapes: no such file: " + args.attention_shapes)
+    if args.max_shapes < 0:
+        p.error("--max-shapes must be >= 0")
     return args
 
 

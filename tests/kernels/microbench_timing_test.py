@@ -179,6 +179,16 @@ class AttentionShapes(unittest.TestCase):
         self.assertEqual(len(self.plan()), 3)
         self.assertEqual(len(self.plan("--max-shapes", "2")), 2)
 
+    def test_selection_without_the_csv_and_a_missing_csv_are_errors(self):
+        err = io.StringIO()
+        with redirect_stderr(err), self.assertRaises(SystemExit):
+            self.mb.parse_args(["--kernel-source", "fa3"])
+        self.assertIn("give that CSV too", err.getvalue())
+        err = io.StringIO()
+        with redirect_stderr(err), self.assertRaises(SystemExit):
+            self.mb.parse_args(["--attention-shapes", self.csv.name + ".missing"])
+        self.assertIn("no such file", err.getvalue())
+
     def test_dry_run_labels_attention_rows(self):
         rows, _ = run(self.mb, ["--dry-run", "--ops", "attention_decode", "--dtypes", "bf16", "--attention",
                                 "sdpa-flash", "--attention-shapes", self.csv.name])
