@@ -1,4 +1,5 @@
 // `kernelsight validate`: per-operator error of a tier and of the roofline on measured kernels.
+#include <algorithm>
 #include <iostream>
 
 #include "app/cli_options.hpp"
@@ -91,6 +92,15 @@ int cmd_validate(const std::vector<std::string>& args) {
     kernels::EfficiencyModel model;
     if (!calibration.empty())
       model = kernels::EfficiencyModel::load(calibration);
+    // A target calibration's correction belongs to the GPU it was fitted on: read at another
+    // spec it would price plausible-looking nonsense.
+    if (calibrated != nullptr && *tier == kernels::Tier::Target && !model.trained_on.empty() &&
+        std::find(model.trained_on.begin(), model.trained_on.end(), calibrated->name) == model.trained_on.end()) {
+      std::string fitted_on;
+      for (const std::string& g : model.trained_on) fitted_on += (fitted_on.empty() ? "" : ", ") + g;
+      throw std::invalid_argument("--calibrated-gpu " + calibrated->name + ": " + calibration + " was fitted on " +
+                                  fitted_on + ", not on it");
+    }
     else if (*tier == kernels::Tier::CrossGen) {
       kernels::CrossGenOptions options;
       options.leave_out = split_gpus(leave_out);

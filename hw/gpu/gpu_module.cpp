@@ -179,13 +179,17 @@ void GpuModule::price(const kernels::KernelList& list, Part& part, bool reuse,
 void GpuModule::price_one(const kernels::Kernel& kernel, PricedKernel& p, Part& part, bool kept,
                           const std::vector<proto::CollectiveTime>& collectives) {
   if (kept && same_shape(p.kernel_copy, kernel)) return;
-  forget(p, part);  // the shape it replaces
+  // Priced before the shape it replaces is forgotten: a pricing that throws leaves `p` and its
+  // part's totals as they were.
   if (kernels::is_collective(kernel.op)) {  // timed by the group, not run here (no statistics)
-    p = {kernels::KernelCost{}, collective_time(collectives, kernel), StatsSlots{nullptr}, {}};
+    const sc_core::sc_time time = collective_time(collectives, kernel);
+    forget(p, part);
+    p = {kernels::KernelCost{}, time, StatsSlots{nullptr}, {}};
   } else {
     const kernels::KernelCost cost = kernel_cost(kernel);
     // The same rounding as sc_time(seconds, SC_SEC) at the 1 ps resolution, without its library call.
     const auto duration = sc_core::sc_time::from_value(static_cast<sc_dt::uint64>(proto::to_picoseconds(cost.seconds)));
+    forget(p, part);  // the shape it replaces
     // The same statistics rows as the kernel it replaces when name, op and phase stay (attention).
     const bool same_rows = kept && p.slots.row != nullptr && p.kernel_copy.name == kernel.name &&
                            p.kernel_copy.op == kernel.op && p.kernel_copy.phase == kernel.phase;

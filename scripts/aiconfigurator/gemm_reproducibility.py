@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
-"""How well AIConfigurator's tables reproduce one kernel: the floor under any GEMM model's error.
+"""How far AIConfigurator's engine tables of one GPU disagree on the same GEMM.
 
 vLLM's and SGLang's bf16 GEMM tables both time `torch.nn.functional.linear` (their
-`kernel_source` says so) on the same GPU and the same shapes: the same cuBLAS call, collected in
-two runs. TensorRT-LLM's table times its own GEMM path over the same shapes. Their disagreement
-on shapes both measured is measurement spread a model cannot predict: if each run's time is the
-kernel's plus an independent error of relative size s, two runs differ by about sqrt(2) s, so a
-model fitted on one table cannot score much below s on that table's held-out rows.
+`kernel_source` says so) on the same GPU and the same shapes, under two engine stacks (vLLM 0.24,
+SGLang 0.5.14: their PyTorch and cuBLAS builds may differ) collected in two runs. TensorRT-LLM's
+table times its own GEMM path over the same shapes. Their disagreement on shapes both measured
+is part stack (a median offset of a few percent) and part spread. It does not bound a model
+calibrated on one table, but it bounds any claim of a few-percent accuracy for "the GPU's
+GEMM": one table's times are one stack's.
 
 Prints, per GPU and pair of tables: shapes both measured, the median time ratio, the mean
 absolute relative difference (all shapes, and shapes over 50 us).

@@ -73,7 +73,9 @@ def main():
     p.add_argument("--out", default=None)
     p.add_argument("--repeats", type=int, default=30)
     args = p.parse_args()
-    mb_args = microbench.parse_args(["--gpu", args.gpu, "--repeats", str(args.repeats)])
+    # SDPA's own choice (not the flash-attn package, even where installed): the backends below are
+    # SDPA's, selected with sdpa_kernel.
+    mb_args = microbench.parse_args(["--gpu", args.gpu, "--repeats", str(args.repeats), "--attention", "sdpa"])
     bench = microbench.Bench(mb_args)
     torch = bench.torch
     props = torch.cuda.get_device_properties(bench.dev)

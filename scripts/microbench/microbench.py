@@ -12,9 +12,10 @@ writes one CSV row per shape:
 framework is "pytorch", version torch's; kernel_source names the attention kernels of attention
 rows (sdpa_cudnn, sdpa_flash = PyTorch's FlashAttention-2, sdpa_efficient, fa3, fa4, flash_attn):
 SDPA picks its backend per GPU and shape (PyTorch 2.11 on H100/H200 runs cuDNN's fused attention,
-about twice as fast as its FlashAttention-2 at long prompts), so under SDPA's own choice the label
-is read off the kernels one probe prefill launches (scripts/microbench/kernel_names.py shows the
-choice per shape). kernelsight maps fa2/fa3/fa4 labels to its attention backends.
+about twice as fast as its FlashAttention-2 at long prompts), so under SDPA's own choice each row's
+label is read off the kernels its own call launches (profiled once, before the timed runs; the
+source column names the choice of one probe prefill). kernelsight maps fa2/fa3/fa4 labels to its
+attention backends.
 
 Columns that do not apply to an op are blank. time_us is the median over --repeats timed runs
 (CUDA events around the op only), after --warmup untimed runs; with --flush-l2 read (the default) the L2
@@ -121,7 +122,8 @@ def plan(args):
 def attention_shapes(args):
     """The distinct attention shapes of a sweep CSV (16-bit KV cache, head_dim a multiple of 8, KV
     cache of one measurement under ~8 GiB), optionally of one kernel_source, thinned evenly to
-    --max-shapes."""
+    --max-shapes. Prefill rows over a cached prefix (q_len < kv_len) are left out: SDPA's causal
+    mask aligns queries to the first key, an engine's to the last, so the work would differ."""
     seen = {}
     with open(args.attention_shapes, newline="") as f:
         for r in csv.DictReader(f):
@@ -137,6 +139,8 @@ def attention_shapes(args):
             if d % 8 or h % kvh or b * kv * kvh * d * 2 * 2 > 8 << 30:
                 continue
             prefill = r["op"] == "attention_prefill"
+            if prefill and q != kv:
+                continue
             key = (r["op"], b, h, kvh, d, q, kv)
             seen.setdefault(key, dict(op=r["op"], batch=b, tokens=b * (q if prefill else 1), heads=h, kv_heads=kvh,
                                       head_dim=d, q_len=q if prefill else 1, kv_len=kv))
@@ -222,12 +226,25 @@ class Bench:
                 self._attention_label = self._probe_sdpa()
         return self._attention_label
 
+    def row_attention_label(self, fn):
+        """The kernel_source of one attention row: under SDPA's own choice, the backend its call
+        runs (SDPA chooses per shape); else the run's label."""
+        if self.flash is not None or self.args.attention not in ("auto", "sdpa"):
+            return self.attention_label()
+        return self._sdpa_label_of(fn)
+
     def _probe_sdpa(self):
-        torch = self.torch
         try:
             row = dict(op="attention_prefill", dtype="bf16", batch=1, tokens=1024, heads=32, kv_heads=8,
                        head_dim=128, q_len=1024, kv_len=1024)
-            fn = self.make(row)
+            return self._sdpa_label_of(self.make(row))
+        except Exception:  # noqa: BLE001 - the probe shape rejected: the label stays generic
+            return "sdpa"
+
+    def _sdpa_label_of(self, fn):
+        """Which SDPA backend one call of fn runs, from the names of the kernels it launches."""
+        torch = self.torch
+        try:
             fn()
             with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
                 fn()
@@ -451,8 +468,8 @@ def main(argv=None):
                 args.max_seconds, i, len(rows)), file=sys.stderr)
             break
         record = dict(row, gpu=args.gpu, source=source, framework="pytorch", version=version)
-        if row["op"].startswith("attention"):
-            record["kernel_source"] = bench.attention_label() if bench else args.attention.replace("-", "_")
+        if row["op"].startswith("attention") and bench is None:
+            record["kernel_source"] = args.attention.replace("-", "_")
         if bench is not None:
             # One shape that the stack rejects (out of memory, an unsupported layout, a compiler
             # error) costs that row, not the sweep: report it and go on.
@@ -461,6 +478,8 @@ def main(argv=None):
                 if fn is None:
                     skipped += 1
                     continue
+                if row["op"].startswith("attention"):
+                    record["kernel_source"] = bench.row_attention_label(fn)
                 record["time_us"] = "{:.3f}".format(bench.time_us(fn))
             except Exception as e:  # noqa: BLE001 - any backend error is per shape
                 failed += 1

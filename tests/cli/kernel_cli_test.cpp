@@ -169,6 +169,12 @@ TEST(KernelsCli, ValidatePricesAWhatIfOfTheCalibratedGpu) {
                                      " --gpu h200 --calibrated-gpu h999 --sweep " + (t.path / "h200.csv").string());
   EXPECT_EQ(unknown.status, 2);
   EXPECT_NE(unknown.out.find("unknown --calibrated-gpu 'h999'"), std::string::npos) << unknown.out;
+  // A target calibration read at the spec of a GPU it was not fitted on is refused.
+  const Result other = kernelsight("validate --tier target --calibration " + cal +
+                                   " --gpu h200 --calibrated-gpu b200 --sweep " + (t.path / "h200.csv").string());
+  EXPECT_EQ(other.status, 2);
+  EXPECT_NE(other.out.find("--calibrated-gpu b200: "), std::string::npos) << other.out;
+  EXPECT_NE(other.out.find("was fitted on h100_sxm, not on it"), std::string::npos) << other.out;
 }
 
 TEST(KernelsCli, BadRowsAndMissingCalibrationsExitTwo) {

@@ -145,7 +145,8 @@ class MeasuringLoop(unittest.TestCase):
 
 class AttentionShapes(unittest.TestCase):
     """--attention-shapes takes the distinct 16-bit attention shapes of another sweep (an imported
-    table's decode rows leave q_len blank), optionally of one kernel_source, thinned evenly."""
+    table's decode rows leave q_len blank; prefill over a cached prefix is left out), optionally of
+    one kernel_source, thinned evenly."""
 
     def setUp(self):
         import tempfile
@@ -154,6 +155,7 @@ class AttentionShapes(unittest.TestCase):
         rows = [
             "h200,aic,attention_prefill,bf16,2,40,4,64,1024,1024,50,fa3,bf16",
             "h200,aic,attention_prefill,bf16,2,40,4,64,1024,1024,51,fa3,bf16",   # the same shape again
+            "h200,aic,attention_prefill,bf16,2,40,4,64,512,1024,30,fa3,bf16",    # over a cached prefix: skipped
             "h200,aic,attention_decode,bf16,32,40,4,64,,2048,20,fa3,bf16",       # decode: q_len blank
             "h200,aic,attention_decode,bf16,32,40,4,64,,2048,9,fa3,fp8",         # fp8 KV cache: skipped
             "h200,aic,attention_decode,bf16,8,32,8,128,,512,7,fa4,bf16",         # another kernel source
