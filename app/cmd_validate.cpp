@@ -92,6 +92,13 @@ int cmd_validate(const std::vector<std::string>& args) {
     kernels::EfficiencyModel model;
     if (!calibration.empty())
       model = kernels::EfficiencyModel::load(calibration);
+    else if (*tier == kernels::Tier::CrossGen) {
+      kernels::CrossGenOptions options;
+      options.leave_out = split_gpus(leave_out);
+      options.leave_out.push_back(in.gpu);
+      options.framework = framework;
+      model = kernels::fit_cross_gen(kernels::load_sweeps(sweeps_dir), options);
+    }
     // A target calibration's correction belongs to the GPU it was fitted on: read at another
     // spec it would price plausible-looking nonsense.
     if (calibrated != nullptr && *tier == kernels::Tier::Target && !model.trained_on.empty() &&
@@ -100,13 +107,6 @@ int cmd_validate(const std::vector<std::string>& args) {
       for (const std::string& g : model.trained_on) fitted_on += (fitted_on.empty() ? "" : ", ") + g;
       throw std::invalid_argument("--calibrated-gpu " + calibrated->name + ": " + calibration + " was fitted on " +
                                   fitted_on + ", not on it");
-    }
-    else if (*tier == kernels::Tier::CrossGen) {
-      kernels::CrossGenOptions options;
-      options.leave_out = split_gpus(leave_out);
-      options.leave_out.push_back(in.gpu);
-      options.framework = framework;
-      model = kernels::fit_cross_gen(kernels::load_sweeps(sweeps_dir), options);
     }
     const kernels::Predictor roofline = [&](const kernels::Measurement& m) {
       return kernels::roofline_cost(m.kernel, *gpu, kernels::kRooflineLaunchSeconds).seconds;

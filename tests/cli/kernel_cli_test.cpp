@@ -177,6 +177,29 @@ TEST(KernelsCli, ValidatePricesAWhatIfOfTheCalibratedGpu) {
   EXPECT_NE(other.out.find("was fitted on h100_sxm, not on it"), std::string::npos) << other.out;
 }
 
+// `validate --tier cross-gen --calibration F` prices with F, not with a fit of the shipped sweeps:
+// a hand-written model whose GEMM floor is 1000 us prices a small GEMM at no less than that
+// (every shipped fit prices it at tens of microseconds).
+TEST(KernelsCli, ValidateCrossGenUsesTheGivenCalibration) {
+  TempDir t;
+  std::ofstream(t.path / "cg.yaml")
+      << "kernel_efficiency_model: 1\nclasses:\n  gemm: {fitted: true, t0_us: 1000, softmax_p: 4, "
+         "bytes_per_sm_cycle: 64, w_compute: [1], w_memory: [1]}\n";
+  std::ofstream(t.path / "s.csv")
+      << "gpu,source,model,label,op,dtype,m,n,k,batch,tokens,hidden,heads,kv_heads,head_dim,q_len,kv_len,time_us\n"
+         "h100_sxm,t,,g,gemm,bf16,16,4096,4096,,,,,,,,,20\n";
+  const Result r = kernelsight("validate --gpu h100_sxm --tier cross-gen --calibration " +
+                               (t.path / "cg.yaml").string() + " --sweep " + (t.path / "s.csv").string() +
+                               " --rows-out " + (t.path / "rows.csv").string());
+  ASSERT_EQ(r.status, 0) << r.out;
+  const std::string row = first_lines(t.path / "rows.csv", 2)[1];
+  std::vector<std::string> cells;
+  std::stringstream ss(row);
+  for (std::string c; std::getline(ss, c, ',');) cells.push_back(c);
+  ASSERT_GT(cells.size(), 11u) << row;
+  EXPECT_GE(std::stod(cells[11]), 1000.0) << row;  // predicted_us
+}
+
 TEST(KernelsCli, BadRowsAndMissingCalibrationsExitTwo) {
   TempDir t;
   std::ofstream(t.path / "bad.csv") << "op,dtype,m,n,k\ngemm,bf16,1,1,1\nconv,bf16,1,1,1\n";
