@@ -26,10 +26,12 @@ struct Sample {
 };
 
 // Parameter vector layout: wc[0..nc) | wm[0..nm) | log_t0 | log_p_minus_1 | log_theta |
-// log_launch_per_wave | log_chain_cycles | floor_narrow | log_softmax_cycles.
+// log_launch_per_wave | log_chain_cycles | floor_narrow | log_softmax_cycles | log_reread_cycles.
+// `ctas_per_kv_head`: the form of decode's waves the parameters are fitted in (not fitted).
 struct Layout {
   std::size_t nc, nm;
-  std::size_t size() const { return nc + nm + 7; }
+  bool ctas_per_kv_head = false;
+  std::size_t size() const { return nc + nm + 8; }
   Eigen::VectorXd pack(const ClassParams& p) const {
     Eigen::VectorXd v(static_cast<Eigen::Index>(size()));
     for (std::size_t i = 0; i < nc; ++i) v[static_cast<Eigen::Index>(i)] = p.wc[i];
@@ -41,6 +43,7 @@ struct Layout {
     v[static_cast<Eigen::Index>(nc + nm + 4)] = p.log_chain_cycles;
     v[static_cast<Eigen::Index>(nc + nm + 5)] = p.floor_narrow;
     v[static_cast<Eigen::Index>(nc + nm + 6)] = p.log_softmax_cycles;
+    v[static_cast<Eigen::Index>(nc + nm + 7)] = p.log_reread_cycles;
     return v;
   }
   ClassParams unpack(const Eigen::VectorXd& v) const {
@@ -58,6 +61,8 @@ struct Layout {
     p.log_chain_cycles = std::clamp(v[static_cast<Eigen::Index>(nc + nm + 4)], ClassParams::kNoChain, std::log(1e5));
     p.floor_narrow = std::clamp(v[static_cast<Eigen::Index>(nc + nm + 5)], -3.0, 3.0);
     p.log_softmax_cycles = std::clamp(v[static_cast<Eigen::Index>(nc + nm + 6)], ClassParams::kNoSoftmax, std::log(1e3));
+    p.log_reread_cycles = std::clamp(v[static_cast<Eigen::Index>(nc + nm + 7)], ClassParams::kNoReread, std::log(1e3));
+    p.ctas_per_kv_head = ctas_per_kv_head;
     return p;
   }
 };
@@ -176,6 +181,17 @@ Eigen::VectorXd fit_parametric(const std::vector<Sample>& samples, const Layout&
     const Eigen::Index i_softmax = static_cast<Eigen::Index>(layout.nc + layout.nm + 6);
     if (cls == KernelClass::AttentionPrefill && start[i_softmax] <= ClassParams::kNoSoftmax + 1)
       start[i_softmax] = std::log(0.1);
+    // A decode's per-query-head re-reads (KernelFeatures::t_reread): about 32 bytes per SM-cycle
+    // to start, a rate of L2, where some row has a group too large to pack; without such rows
+    // nothing informs the term and it stays off. The target tier's fits keep the form of files
+    // from before it (off).
+    const Eigen::Index i_reread = static_cast<Eigen::Index>(layout.nc + layout.nm + 7);
+    const bool rereads = std::any_of(samples.begin(), samples.end(), [](const Sample& s) { return s.f.t_reread > 0; });
+    if (freeze_theta && rereads && start[i_reread] <= ClassParams::kNoReread + 1) start[i_reread] = std::log(1.0 / 32.0);
+    if (!freeze_theta || !rereads) {
+      start[i_reread] = ClassParams::kNoReread;
+      ridge[i_reread] = 1e6 * n;
+    }
     if (freeze_theta) {
       ridge[i_theta] = 1e6 * n;
       // Nor does its memory efficiency see the log sizes of the keys per sequence and of the
@@ -271,7 +287,8 @@ EfficiencyModel fit_efficiency(const std::vector<Measurement>& rows, const FitOp
   for (std::size_t c = 0; c < kNumKernelClasses; ++c) {
     std::vector<Sample>& samples = by_class[c];
     if (samples.size() < options.min_rows) continue;
-    const Layout layout{samples.front().f.nc, samples.front().f.nm};
+    const Layout layout{samples.front().f.nc, samples.front().f.nm,
+                        options.transferable_decode && static_cast<KernelClass>(c) == KernelClass::AttentionDecode};
     ClassParams& params = model.params(static_cast<KernelClass>(c));
     const ClassParams prior_params = params;
     const Eigen::VectorXd x = fit_parametric(samples, layout, params, options, static_cast<KernelClass>(c));

@@ -33,6 +33,9 @@ struct FitOptions {
   // 64 bytes per SM-cycle: what carries to another generation (docs/kernel-model.md, "Attention
   // across generations"). A GPU's own sweep (the target tier) fits every feature: the restricted
   // form made held-out target decode worse (H200 39.5 -> 47.1%, validate_kernels.sh).
+  // It also counts a packed grouped-query group's CTAs per (sequence, KV head) and fits the
+  // re-reads of a group too large to pack (ClassParams::ctas_per_kv_head, log_reread_cycles);
+  // the target tier's fits keep the form of the files shipped before them.
   bool transferable_decode = false;
   BoostOptions boost;
 };

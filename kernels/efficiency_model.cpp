@@ -245,6 +245,9 @@ KernelFeatures kernel_features(const Kernel& k, const GpuSpec& gpu, double other
       set_features(f.xm, f.nm, 1.0, 1.0 / (1.0 + w.waves), l2(w.keys_per_seq), l2(m), other_source);
       f.grid_waves = w.waves;
       f.t_chain = std::ceil(w.keys_per_seq / 64.0) / gpu.clock_hz;
+      const double qh = k.heads > 0 ? static_cast<double>(k.heads) : 1.0;
+      f.kv_group = k.kv_heads > 0 ? std::max(qh / static_cast<double>(k.kv_heads), 1.0) : 1.0;
+      if (f.kv_group > kMaxPackedDecodeGroup) f.t_reread = k.bytes * f.kv_group / (sms * gpu.clock_hz);
       break;
     }
     default: {
@@ -272,36 +275,46 @@ ParametricTerms EfficiencyModel::parametric_terms(const KernelFeatures& f, const
   double zc = 0, zm = 0;
   for (std::size_t i = 0; i < f.nc && i < p.wc.size(); ++i) zc += p.wc[i] * f.xc[i];
   for (std::size_t i = 0; i < f.nm && i < p.wm.size(); ++i) zm += p.wm[i] * f.xm[i];
+  double waves = f.grid_waves;
+  if (p.ctas_per_kv_head && f.kv_group > 1) {
+    // Decode's features count (sequence, query head) CTAs; a packing kernel runs one per KV head.
+    waves /= f.kv_group;
+    if (f.nm > 1 && p.wm.size() > 1) zm += p.wm[1] * (1.0 / (1.0 + waves) - f.xm[1]);
+  }
   const auto exp = [](double x) { return std::exp(x); };
   ParametricTerms t;
   t.compute = f.t_compute / p.sigmoid_c(zc, sigmoid);
   t.memory = f.t_memory / (kMaxMemoryEfficiency * p.sigmoid_m(zm, sigmoid));
   t.sm = f.t_issue / p.exp_theta(p.log_theta, exp);
   t.power = 1.0 + p.exp_p_minus_1(p.log_p_minus_1, exp);
-  t.floor = p.exp_t0(p.log_t0, exp) * (1.0 + p.exp_launch_per_wave(p.log_launch_per_wave, exp) * f.grid_waves);
+  t.floor = p.exp_t0(p.log_t0, exp) * (1.0 + p.exp_launch_per_wave(p.log_launch_per_wave, exp) * waves);
   if (f.narrow != 0) t.floor *= p.exp_narrow(p.floor_narrow * f.narrow, exp);
   t.latency = f.t_chain * p.exp_chain(p.log_chain_cycles, exp);
   if (f.t_softmax > 0 && p.log_softmax_cycles > ClassParams::kNoSoftmax) {
     t.softmax = f.t_softmax * p.exp_softmax(p.log_softmax_cycles, exp);
   }
+  if (f.t_reread > 0 && p.log_reread_cycles > ClassParams::kNoReread)
+    t.reread = f.t_reread * p.exp_reread(p.log_reread_cycles, exp);
   return t;
 }
 
 double ParametricTerms::body() const {
-  const double hi = std::max({compute, memory, sm, latency, softmax});
+  const double hi = std::max({compute, memory, sm, latency, softmax, reread});
   // pow(1, p) = 1 and pow(0, p) = 0 exactly: the largest term (and an absent one) costs no call.
   auto relative = [&](double t) {
     const double r = t / hi;
     return r == 1.0 || r == 0.0 ? r : std::pow(r, power);
   };
   if (!(hi > 0)) return 0;
-  return hi * std::pow(relative(compute) + relative(memory) + relative(sm) + relative(latency) + relative(softmax),
+  return hi * std::pow(relative(compute) + relative(memory) + relative(sm) + relative(latency) + relative(softmax) +
+                           relative(reread),
                        1.0 / power);
 }
 
 Bound ParametricTerms::binding() const {
-  // The softmax's exponentials and reductions are SM-side (non-tensor) work: bound `sm`.
-  const double side = std::max(sm, softmax);
+  // The softmax's exponentials and reductions, and a decode's per-query-head re-reads (from L2),
+  // are SM-side work: bound `sm`.
+  const double side = std::max({sm, softmax, reread});
   if (compute >= memory && compute >= side && compute >= latency) return Bound::Compute;
   if (memory >= side && memory >= latency) return Bound::Memory;
   return side >= latency ? Bound::Sm : Bound::Latency;
@@ -388,6 +401,9 @@ std::string EfficiencyModel::to_yaml() const {
       out << YAML::Key << "cycles_per_iteration" << YAML::Value << std::exp(p.log_chain_cycles);
     if (p.log_softmax_cycles > ClassParams::kNoSoftmax)
       out << YAML::Key << "cycles_per_softmax_pair" << YAML::Value << std::exp(p.log_softmax_cycles);
+    if (p.log_reread_cycles > ClassParams::kNoReread)
+      out << YAML::Key << "cycles_per_reread_byte" << YAML::Value << std::exp(p.log_reread_cycles);
+    if (p.ctas_per_kv_head) out << YAML::Key << "ctas_per_kv_head" << YAML::Value << true;
     out << YAML::Key << "w_compute" << YAML::Value << YAML::Flow << p.wc;
     out << YAML::Key << "w_memory" << YAML::Value << YAML::Flow << p.wm;
     if (!p.residual.empty()) {
@@ -429,6 +445,16 @@ void finite_or_throw(double v, const char* cls, const char* key) {
   if (!std::isfinite(v))
     throw std::runtime_error(std::string("classes.") + cls + "." + key + ": expected finite numbers");
 }
+
+// An optional non-negative rate `key` of class `cls`, stored as its log (`none` for 0 or absent).
+void optional_log_rate(const YAML::Node& n, const char* cls, const char* key, double none, double& log_value) {
+  const YAML::Node node = n[key];
+  if (!node) return;
+  const double v = node.as<double>();
+  if (!(v >= 0) || !std::isfinite(v))
+    throw std::runtime_error(std::string("classes.") + cls + "." + key + ": expected a finite number >= 0");
+  log_value = v > 0 ? std::max(std::log(v), none) : none;
+}
 }  // namespace
 
 EfficiencyModel EfficiencyModel::from_yaml(const std::string& text, const std::string& origin) {
@@ -460,27 +486,12 @@ EfficiencyModel EfficiencyModel::from_yaml(const std::string& text, const std::s
         p.floor_narrow = narrow.as<double>();
         finite_or_throw(p.floor_narrow, kClassNames[c], "floor_narrow");
       }
-      if (const YAML::Node chain = n["cycles_per_iteration"]) {  // files from before it have none
-        const double v = chain.as<double>();
-        if (!(v >= 0) || !std::isfinite(v))
-          throw std::runtime_error(std::string("classes.") + kClassNames[c] +
-                                   ".cycles_per_iteration: expected a finite number >= 0");
-        p.log_chain_cycles = v > 0 ? std::max(std::log(v), ClassParams::kNoChain) : ClassParams::kNoChain;
-      }
-      if (const YAML::Node sm = n["cycles_per_softmax_pair"]) {  // files from before it have none
-        const double v = sm.as<double>();
-        if (!(v >= 0) || !std::isfinite(v))
-          throw std::runtime_error(std::string("classes.") + kClassNames[c] +
-                                   ".cycles_per_softmax_pair: expected a finite number >= 0");
-        p.log_softmax_cycles = v > 0 ? std::max(std::log(v), ClassParams::kNoSoftmax) : ClassParams::kNoSoftmax;
-      }
-      // Files from before the grid-size term have none.
-      if (const YAML::Node lpw = n["launch_per_wave"]) {
-        const double v = lpw.as<double>();
-        if (!(v >= 0) || !std::isfinite(v))
-          throw std::runtime_error(std::string("classes.") + kClassNames[c] + ".launch_per_wave: expected a finite number >= 0");
-        p.log_launch_per_wave = v > 0 ? std::max(std::log(v), ClassParams::kNoLaunchPerWave) : ClassParams::kNoLaunchPerWave;
-      }
+      // Optional rates (files from before each term have none): 0 or absent is no term.
+      optional_log_rate(n, kClassNames[c], "cycles_per_iteration", ClassParams::kNoChain, p.log_chain_cycles);
+      optional_log_rate(n, kClassNames[c], "cycles_per_softmax_pair", ClassParams::kNoSoftmax, p.log_softmax_cycles);
+      optional_log_rate(n, kClassNames[c], "cycles_per_reread_byte", ClassParams::kNoReread, p.log_reread_cycles);
+      optional_log_rate(n, kClassNames[c], "launch_per_wave", ClassParams::kNoLaunchPerWave, p.log_launch_per_wave);
+      if (const YAML::Node kv = n["ctas_per_kv_head"]) p.ctas_per_kv_head = kv.as<bool>();
       p.wc = n["w_compute"].as<std::vector<double>>();
       p.wm = n["w_memory"].as<std::vector<double>>();
       for (const double w : p.wc) finite_or_throw(w, kClassNames[c], "w_compute");

@@ -53,6 +53,12 @@ bool kernel_class(OpKind op, KernelClass* out);
 
 constexpr std::size_t kMaxFeatures = 8;
 
+// The largest grouped-query group (query heads per KV head) that decode kernels packing the group
+// into one CTA take: TensorRT-LLM's XQA supports groups of 1 to 16 (its support check, e.g. as
+// vendored in alibaba/rtp-llm's 3rdparty/xqa). A larger group falls back to a kernel with one
+// CTA per query head, which reads its KV head's keys and values once per query head.
+constexpr double kMaxPackedDecodeGroup = 16.0;
+
 // Features of one kernel for its class: x_c (compute efficiency) and x_m (memory efficiency).
 struct KernelFeatures {
   KernelClass cls;
@@ -74,6 +80,13 @@ struct KernelFeatures {
   // every NVIDIA GPU since Volta) plus the softmax's scaling, max and sum on the CUDA cores, work
   // the tensor cores do not speed up. 0 for other classes.
   double t_softmax = 0;
+  // Decode attention: query heads per KV head (1 otherwise). Kernels that pack a grouped-query
+  // group into one CTA run (sequence, KV head) CTAs (ClassParams::ctas_per_kv_head).
+  double kv_group = 1;
+  // Decode attention whose group is beyond what packing kernels take (kMaxPackedDecodeGroup): the
+  // KV bytes read once per query head over SMs x clock, the time at one byte per SM-cycle. The
+  // fallback's CTAs re-read their KV head's keys and values, mostly from L2. 0 otherwise.
+  double t_reread = 0;
   // log2 of the dtype's peak over the 16-bit peak (1 for fp8 on Hopper; 0 for 16-bit kernels, and
   // for a source whose fp8 GEMMs take quantised inputs: the narrow terms are an engine's
   // quantise-and-scale work).
@@ -152,6 +165,14 @@ struct ClassParams {
   // less: none (files from before it, classes without a softmax).
   double log_softmax_cycles = kNoSoftmax;
   static constexpr double kNoSoftmax = -30.0;
+  // Decode attention: the launch's waves and the memory efficiency's waves count (sequence, KV
+  // head) CTAs, as kernels that pack a grouped-query group run them; false: (sequence, query
+  // head) CTAs (files from before it, and the target tier's fits).
+  bool ctas_per_kv_head = false;
+  // SM-cycles per byte a decode re-reads per query head (KernelFeatures::t_reread). exp(-30) or
+  // less: none (files from before it, classes without it).
+  double log_reread_cycles = kNoReread;
+  static constexpr double kNoReread = -30.0;
   bool fitted = false;
   BoostedTrees residual;  // log(measured / parametric); empty = none
   BoostSelection residual_selection;  // how the residual's settings were chosen (folds 0: not by CV)
@@ -160,8 +181,8 @@ struct ClassParams {
   // features are constant (attention's memory side in prefill, compute side in decode). Five of
   // the six exp() calls of a kernel no memo knows. Keyed by value, so fitting may change the
   // parameters freely.
-  LastValue exp_t0, exp_p_minus_1, exp_theta, exp_launch_per_wave, exp_chain, exp_narrow, exp_softmax, sigmoid_c,
-      sigmoid_m;
+  LastValue exp_t0, exp_p_minus_1, exp_theta, exp_launch_per_wave, exp_chain, exp_narrow, exp_softmax, exp_reread,
+      sigmoid_c, sigmoid_m;
   ResidualFade residual_fade;         // how the residual extrapolates beyond the fitted work
   // The sweep's own measurements of its shape families (measured_families.hpp); empty: none kept.
   MeasuredFamilies measured;
@@ -174,6 +195,7 @@ struct ParametricTerms {
   double compute = 0, memory = 0, sm = 0;  // t_c / eta_c, t_m / eta_m, t_s / theta (s)
   double latency = 0;                      // t_chain x cycles per iteration (s)
   double softmax = 0;                      // t_softmax x cycles per pair (s): SM-side, bound `sm`
+  double reread = 0;                       // t_reread x cycles per byte (s): SM-side, bound `sm`
   double floor = 0;                        // t0 (s)
   double power = 4;
   double body() const;

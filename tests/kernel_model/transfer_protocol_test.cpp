@@ -12,6 +12,7 @@
 
 #include "base/util/data_dir.hpp"
 #include "kernels/calibration_store.hpp"
+#include "kernels/efficiency_fit.hpp"
 #include "kernels/efficiency_model.hpp"
 #include "kernels/gpu_catalog.hpp"
 #include "kernels/kernel_builders.hpp"
@@ -189,4 +190,110 @@ TEST(SoftmaxTerm, ScalesWithSmsAndClockNotWithTheTensorPeak) {
   } catch (const std::exception& e) {
     EXPECT_NE(std::string(e.what()).find("cycles_per_softmax_pair"), std::string::npos) << e.what();
   }
+}
+
+// Decode kernels that pack a grouped-query group into one CTA run (sequence, KV head) CTAs: with
+// ctas_per_kv_head the launch's waves count those. A group beyond kMaxPackedDecodeGroup falls
+// back to one CTA per query head, each re-reading its KV head's keys and values:
+// t = bytes x group x cycles_per_reread_byte / (SMs x clock), SM-side work that more HBM
+// bandwidth does not speed up.
+TEST(DecodeGroups, PackedGroupsLaunchPerKvHeadAndLargeOnesRereadTheirKv) {
+  const std::string yaml =
+      "kernel_efficiency_model: 1\nclasses:\n  attention_decode: {fitted: true, t0_us: 4, softmax_p: 29, "
+      "bytes_per_sm_cycle: 10000, launch_per_wave: 0.5, cycles_per_reread_byte: 0.25, ctas_per_kv_head: true, "
+      "w_compute: [10], w_memory: [10]}\n";
+  const EfficiencyModel with = EfficiencyModel::from_yaml(yaml, "t.yaml");
+  std::string old_text = yaml;
+  const std::string new_keys = "cycles_per_reread_byte: 0.25, ctas_per_kv_head: true, ";
+  old_text.replace(old_text.find(new_keys), new_keys.size(), "");
+  const EfficiencyModel old = EfficiencyModel::from_yaml(old_text, "t.yaml");
+  const GpuSpec& h100 = *find_builtin_gpu("h100_sxm");
+  const double sms = h100.num_sms, clock = h100.clock_hz;
+  // 8 query heads per KV head: 1056 x 8 = 8448 (sequence, KV head) CTAs = 64 waves over 132 SMs,
+  // 8x as many (sequence, query head) CTAs.
+  const Kernel g8 = make_attention_decode("d", 1056, 1056 * 512, 64, 8, 128, DType::BF16, DType::BF16);
+  ASSERT_EQ(h100.num_sms, 132);
+  EXPECT_NEAR(with.cost(g8, h100).launch_seconds, 4e-6 * (1 + 0.5 * 64), 1e-12);
+  EXPECT_NEAR(old.cost(g8, h100).launch_seconds, 4e-6 * (1 + 0.5 * 512), 1e-12);
+  // A packed group re-reads nothing: the body is the memory time either way.
+  auto body = [](const KernelCost& c) { return c.seconds - c.launch_seconds; };
+  EXPECT_NEAR(body(with.cost(g8, h100)), body(old.cost(g8, h100)), 1e-3 * body(old.cost(g8, h100)));
+  EXPECT_EQ(with.cost(g8, h100).bound, Bound::Memory);
+  // 32 query heads per KV head: beyond the packed kernels' groups.
+  const Kernel g32 = make_attention_decode("d", 256, 256 * 4096, 128, 4, 128, DType::BF16, DType::BF16);
+  const double reread = g32.bytes * 32.0 * 0.25 / (sms * clock);
+  const KernelCost c = with.cost(g32, h100);
+  EXPECT_NEAR(body(c), reread, 0.01 * reread);
+  EXPECT_EQ(c.bound, Bound::Sm);
+  EXPECT_LT(body(old.cost(g32, h100)), 0.1 * reread);  // files from before it: no such term
+  // 2x HBM bandwidth leaves it; 2x SMs halves it.
+  GpuSpec more_bw = h100, more_sms = h100;
+  more_bw.hbm_bandwidth *= 2;
+  more_sms.num_sms *= 2;
+  EXPECT_NEAR(body(with.cost(g32, more_bw)), body(c), 0.01 * body(c));
+  EXPECT_NEAR(body(with.cost(g32, more_sms)), body(c) / 2, 0.01 * body(c));
+  // A kernel without KV heads (MLA's latent decode) has no group.
+  Kernel mla = g32;
+  mla.kv_heads = 0;
+  EXPECT_LT(body(with.cost(mla, h100)), 0.1 * reread);
+  // Round trip keeps both; a negative rate is an error naming the key.
+  const EfficiencyModel again = EfficiencyModel::from_yaml(with.to_yaml(), "again.yaml");
+  EXPECT_NEAR(again.cost(g32, h100).seconds, c.seconds, 1e-12);
+  EXPECT_NEAR(again.cost(g8, h100).launch_seconds, 4e-6 * 33, 1e-12);
+  std::string bad = yaml;
+  bad.replace(bad.find("byte: 0.25"), 10, "byte: -1");
+  try {
+    EfficiencyModel::from_yaml(bad, "bad.yaml");
+    FAIL() << "accepted a negative cycles_per_reread_byte";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("cycles_per_reread_byte"), std::string::npos) << e.what();
+  }
+}
+
+// The cross-gen tier's decode fit recovers a known re-read rate and packed launch from
+// synthetic measurements of two GPUs, and leaves the rate off without a group too large to
+// pack; the target tier's fit keeps the form of the files shipped before (query-head waves, no
+// re-read term).
+TEST(DecodeGroups, TheTransferableFitRecoversTheRereadRate) {
+  const std::string yaml =
+      "kernel_efficiency_model: 1\nclasses:\n  attention_decode: {fitted: true, t0_us: 6, softmax_p: 4, "
+      "bytes_per_sm_cycle: 64, launch_per_wave: 0.1, cycles_per_iteration: 30, cycles_per_reread_byte: 0.05, "
+      "ctas_per_kv_head: true, w_compute: [1], w_memory: [1.5, -1]}\n";
+  const EfficiencyModel truth = EfficiencyModel::from_yaml(yaml, "truth.yaml");
+  std::vector<Measurement> rows;
+  for (const char* gpu_name : {"a100_sxm_80gb", "b200"}) {
+    const GpuSpec& gpu = *find_builtin_gpu(gpu_name);
+    for (std::int64_t seqs : {1, 8, 64, 512})
+      for (std::int64_t ctx : {128, 2048, 32768})
+        for (const auto& heads : std::vector<std::pair<int, int>>{{8, 8}, {32, 8}, {64, 4}, {128, 2}}) {
+          Measurement m;
+          m.gpu = gpu_name;
+          m.source = "synthetic";
+          m.kernel = make_attention_decode("d", seqs, seqs * ctx, heads.first, heads.second, 128, DType::BF16,
+                                           DType::BF16);
+          m.seconds = truth.cost(m.kernel, gpu).seconds;
+          rows.push_back(m);
+        }
+  }
+  FitOptions options;
+  options.ridge = 1e-6;
+  options.transferable_decode = true;
+  const EfficiencyModel cross_gen = fit_efficiency(rows, options);
+  const ClassParams& fitted = cross_gen.params(KernelClass::AttentionDecode);
+  EXPECT_TRUE(fitted.ctas_per_kv_head);
+  EXPECT_NEAR(std::exp(fitted.log_reread_cycles), 0.05, 0.005);
+  EXPECT_NEAR(std::exp(fitted.log_launch_per_wave), 0.1, 0.02);
+  // Without a group too large to pack, no row informs the re-read rate: it stays off.
+  std::vector<Measurement> packed;
+  for (const Measurement& m : rows)
+    if (m.kernel.heads <= 16 * m.kernel.kv_heads) packed.push_back(m);
+  ASSERT_LT(packed.size(), rows.size());
+  const EfficiencyModel packed_model = fit_efficiency(packed, options);
+  EXPECT_LE(packed_model.params(KernelClass::AttentionDecode).log_reread_cycles, ClassParams::kNoReread);
+  EXPECT_TRUE(packed_model.params(KernelClass::AttentionDecode).ctas_per_kv_head);
+  options.transferable_decode = false;
+  const EfficiencyModel target_model = fit_efficiency(rows, options);
+  const ClassParams& target = target_model.params(KernelClass::AttentionDecode);
+  EXPECT_FALSE(target.ctas_per_kv_head);
+  EXPECT_LE(target.log_reread_cycles, ClassParams::kNoReread);
 }
