@@ -278,6 +278,8 @@ ParametricTerms EfficiencyModel::parametric_terms(const KernelFeatures& f, const
   double waves = f.grid_waves;
   if (p.ctas_per_kv_head && f.kv_group > 1) {
     // Decode's features count (sequence, query head) CTAs; a packing kernel runs one per KV head.
+    // The features belong to the kernel and the form to the calibration file, so the waves are
+    // re-counted here, where both are known.
     waves /= f.kv_group;
     if (f.nm > 1 && p.wm.size() > 1) zm += p.wm[1] * (1.0 / (1.0 + waves) - f.xm[1]);
   }

@@ -24,6 +24,19 @@ using namespace ks::kernels;
 
 namespace {
 
+// A calibration file whose `key` holds a negative rate is an error that names the key.
+void expect_negative_rate_rejected(const std::string& yaml, const std::string& key_and_value) {
+  std::string bad = yaml;
+  const std::string key = key_and_value.substr(0, key_and_value.find(':'));
+  bad.replace(bad.find(key_and_value), key_and_value.size(), key + ": -1");
+  try {
+    EfficiencyModel::from_yaml(bad, "bad.yaml");
+    FAIL() << "accepted a negative " << key;
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find(key), std::string::npos) << e.what();
+  }
+}
+
 Measurement gemm_row(const std::string& gpu, const std::string& source, std::int64_t m, std::int64_t n,
                      std::int64_t k, double us) {
   Measurement x;
@@ -140,14 +153,7 @@ TEST(LaunchLatency, GrowsWithTheGridAsAmaliSays) {
   // Round trip keeps the term; a negative one is an error naming the key.
   EXPECT_NEAR(EfficiencyModel::from_yaml(with.to_yaml(), "again.yaml").cost(big, h100).launch_seconds,
               4e-6 * 17, 1e-12);
-  std::string bad = yaml;
-  bad.replace(bad.find("0.5"), 3, "-1");
-  try {
-    EfficiencyModel::from_yaml(bad, "bad.yaml");
-    FAIL() << "accepted a negative launch_per_wave";
-  } catch (const std::exception& e) {
-    EXPECT_NE(std::string(e.what()).find("launch_per_wave"), std::string::npos) << e.what();
-  }
+  expect_negative_rate_rejected(yaml, "launch_per_wave: 0.5");
 }
 
 // Attention prefill's softmax: an exponential per query-key pair (and head) on the SMs' special-
@@ -182,14 +188,7 @@ TEST(SoftmaxTerm, ScalesWithSmsAndClockNotWithTheTensorPeak) {
   EXPECT_NEAR(body(with.cost(k, more_sms)), body(c) / 2, 0.01 * body(c));
   // Round trip keeps the term; a negative one is an error naming the key.
   EXPECT_NEAR(body(EfficiencyModel::from_yaml(with.to_yaml(), "again.yaml").cost(k, h100)), body(c), 1e-12);
-  std::string bad = yaml;
-  bad.replace(bad.find("pair: 0.5"), 9, "pair: -1");
-  try {
-    EfficiencyModel::from_yaml(bad, "bad.yaml");
-    FAIL() << "accepted a negative cycles_per_softmax_pair";
-  } catch (const std::exception& e) {
-    EXPECT_NE(std::string(e.what()).find("cycles_per_softmax_pair"), std::string::npos) << e.what();
-  }
+  expect_negative_rate_rejected(yaml, "cycles_per_softmax_pair: 0.5");
 }
 
 // Decode kernels that pack a grouped-query group into one CTA run (sequence, KV head) CTAs: with
@@ -240,14 +239,7 @@ TEST(DecodeGroups, PackedGroupsLaunchPerKvHeadAndLargeOnesRereadTheirKv) {
   const EfficiencyModel again = EfficiencyModel::from_yaml(with.to_yaml(), "again.yaml");
   EXPECT_NEAR(again.cost(g32, h100).seconds, c.seconds, 1e-12);
   EXPECT_NEAR(again.cost(g8, h100).launch_seconds, 4e-6 * 33, 1e-12);
-  std::string bad = yaml;
-  bad.replace(bad.find("byte: 0.25"), 10, "byte: -1");
-  try {
-    EfficiencyModel::from_yaml(bad, "bad.yaml");
-    FAIL() << "accepted a negative cycles_per_reread_byte";
-  } catch (const std::exception& e) {
-    EXPECT_NE(std::string(e.what()).find("cycles_per_reread_byte"), std::string::npos) << e.what();
-  }
+  expect_negative_rate_rejected(yaml, "cycles_per_reread_byte: 0.25");
 }
 
 // The cross-gen tier's decode fit recovers a known re-read rate and packed launch from
