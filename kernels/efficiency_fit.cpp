@@ -182,14 +182,16 @@ Eigen::VectorXd fit_parametric(const std::vector<Sample>& samples, const Layout&
     if (cls == KernelClass::AttentionPrefill && start[i_softmax] <= ClassParams::kNoSoftmax + 1)
       start[i_softmax] = std::log(0.1);
     // A decode's per-query-head re-reads (KernelFeatures::t_reread): about 32 bytes per SM-cycle
-    // to start, a rate of L2, where some row has a group too large to pack; without such rows
-    // nothing informs the term and it stays off. The target tier's fits keep the form of files
-    // from before it (off).
+    // to start, a rate of L2, where some row has a group too large to pack. Without such rows
+    // nothing informs the term: it keeps the prior's rate (off without a prior), so a GPU whose
+    // sweep has no large group still prices one. A fit in the older form (query-head waves) has
+    // no such term.
     const Eigen::Index i_reread = static_cast<Eigen::Index>(layout.nc + layout.nm + 7);
     const bool rereads = std::any_of(samples.begin(), samples.end(), [](const Sample& s) { return s.f.t_reread > 0; });
-    if (freeze_theta && rereads && start[i_reread] <= ClassParams::kNoReread + 1) start[i_reread] = std::log(1.0 / 32.0);
-    if (!freeze_theta || !rereads) {
-      start[i_reread] = ClassParams::kNoReread;
+    const bool fit_reread = layout.ctas_per_kv_head && rereads;
+    if (fit_reread && start[i_reread] <= ClassParams::kNoReread + 1) start[i_reread] = std::log(1.0 / 32.0);
+    if (!fit_reread) {
+      if (!layout.ctas_per_kv_head) start[i_reread] = ClassParams::kNoReread;
       ridge[i_reread] = 1e6 * n;
     }
     if (freeze_theta) {
@@ -287,9 +289,12 @@ EfficiencyModel fit_efficiency(const std::vector<Measurement>& rows, const FitOp
   for (std::size_t c = 0; c < kNumKernelClasses; ++c) {
     std::vector<Sample>& samples = by_class[c];
     if (samples.size() < options.min_rows) continue;
-    const Layout layout{samples.front().f.nc, samples.front().f.nm,
-                        options.transferable_decode && static_cast<KernelClass>(c) == KernelClass::AttentionDecode};
     ClassParams& params = model.params(static_cast<KernelClass>(c));
+    // Decode's form: the cross-gen fit's, or the prior's (a target fit refines its cross-gen prior
+    // in the prior's form; files fitted before the form keep theirs).
+    const bool decode = static_cast<KernelClass>(c) == KernelClass::AttentionDecode;
+    const Layout layout{samples.front().f.nc, samples.front().f.nm,
+                        decode && (options.transferable_decode || params.ctas_per_kv_head)};
     const ClassParams prior_params = params;
     const Eigen::VectorXd x = fit_parametric(samples, layout, params, options, static_cast<KernelClass>(c));
     params = layout.unpack(x);

@@ -34,8 +34,9 @@ struct FitOptions {
   // across generations"). A GPU's own sweep (the target tier) fits every feature: the restricted
   // form made held-out target decode worse (H200 39.5 -> 47.1%, validate_kernels.sh).
   // It also counts a packed grouped-query group's CTAs per (sequence, KV head) and fits the
-  // re-reads of a group too large to pack (ClassParams::ctas_per_kv_head, log_reread_cycles);
-  // the target tier's fits keep the form of the files shipped before them.
+  // re-reads of a group too large to pack (ClassParams::ctas_per_kv_head, log_reread_cycles).
+  // Without it, decode keeps the form of the prior (`prior`'s decode class): a target fit on a
+  // cross-gen prior fits the same terms, every feature free.
   bool transferable_decode = false;
   BoostOptions boost;
 };

@@ -244,8 +244,8 @@ TEST(DecodeGroups, PackedGroupsLaunchPerKvHeadAndLargeOnesRereadTheirKv) {
 
 // The cross-gen tier's decode fit recovers a known re-read rate and packed launch from
 // synthetic measurements of two GPUs, and leaves the rate off without a group too large to
-// pack; the target tier's fit keeps the form of the files shipped before (query-head waves, no
-// re-read term).
+// pack. A target fit keeps its prior's form: on the cross-gen model it refits the same terms
+// from one GPU's rows; on a prior of the older form (query-head waves) it has no re-read term.
 TEST(DecodeGroups, TheTransferableFitRecoversTheRereadRate) {
   const std::string yaml =
       "kernel_efficiency_model: 1\nclasses:\n  attention_decode: {fitted: true, t0_us: 6, softmax_p: 4, "
@@ -284,8 +284,29 @@ TEST(DecodeGroups, TheTransferableFitRecoversTheRereadRate) {
   EXPECT_LE(packed_model.params(KernelClass::AttentionDecode).log_reread_cycles, ClassParams::kNoReread);
   EXPECT_TRUE(packed_model.params(KernelClass::AttentionDecode).ctas_per_kv_head);
   options.transferable_decode = false;
-  const EfficiencyModel target_model = fit_efficiency(rows, options);
+  const EfficiencyModel old_form = fit_efficiency(rows, options);
+  EXPECT_FALSE(old_form.params(KernelClass::AttentionDecode).ctas_per_kv_head);
+  EXPECT_LE(old_form.params(KernelClass::AttentionDecode).log_reread_cycles, ClassParams::kNoReread);
+  std::vector<Measurement> b200_rows;
+  for (const Measurement& m : rows)
+    if (m.gpu == "b200") b200_rows.push_back(m);
+  options.prior = &packed_model;  // new form, re-read rate off: the B200 rows must turn it on
+  const EfficiencyModel target_model = fit_efficiency(b200_rows, options);
   const ClassParams& target = target_model.params(KernelClass::AttentionDecode);
-  EXPECT_FALSE(target.ctas_per_kv_head);
-  EXPECT_LE(target.log_reread_cycles, ClassParams::kNoReread);
+  EXPECT_TRUE(target.ctas_per_kv_head);
+  EXPECT_NEAR(std::exp(target.log_reread_cycles), 0.05, 0.005);
+  const GpuSpec& b200 = *find_builtin_gpu("b200");
+  for (const Measurement& m : b200_rows)
+    EXPECT_NEAR(target_model.cost(m.kernel, b200).seconds / m.seconds, 1.0, 0.05)
+        << m.kernel.heads << "/" << m.kernel.kv_heads << " x" << m.kernel.batch;
+  // A GPU's sweep without a group too large to pack does not inform the rate: it keeps the prior's.
+  std::vector<Measurement> b200_packed;
+  for (const Measurement& m : packed)
+    if (m.gpu == "b200") b200_packed.push_back(m);
+  ASSERT_FALSE(b200_packed.empty());
+  options.prior = &cross_gen;
+  const EfficiencyModel unread_model = fit_efficiency(b200_packed, options);
+  const ClassParams& unread = unread_model.params(KernelClass::AttentionDecode);
+  EXPECT_TRUE(unread.ctas_per_kv_head);
+  EXPECT_NEAR(unread.log_reread_cycles, fitted.log_reread_cycles, 1e-3);
 }
