@@ -98,8 +98,8 @@ struct KernelFeatures {
   // activations over L2. GEMM libraries quantise work into tiles and waves and pick the tile per
   // shape: the residual learns the resulting staircase from whichever tiling explains the
   // target's measurements. Other classes: waves of CTAs over the SMs; decode attention also the
-  // grouped-query group (log2 query heads per KV head) and (sequence, KV head) and (sequence,
-  // query head) CTAs per SM.
+  // grouped-query group (log2 query heads per KV head), (sequence, KV head) and (sequence,
+  // query head) CTAs per SM, and log2 of the KV cache's bytes per element.
   static constexpr std::size_t kResidualDims = 38;
   std::array<double, kResidualDims> xr{};
   Kernel kernel{};  // the kernel itself: its shape family may have been measured

@@ -45,6 +45,14 @@ std::vector<Measurement> synthetic(const EfficiencyModel& model, const std::stri
   return rows;
 }
 
+// The model of truth() with one tree as its decode residual.
+EfficiencyModel with_decode_tree(const std::string& tree) {
+  EfficiencyModel m = truth();
+  m.params(KernelClass::AttentionDecode).residual = BoostedTrees::parse(
+      YAML::Load("{dims: " + std::to_string(KernelFeatures::kResidualDims) + ", base: 0, trees: [" + tree + "]}"));
+  return m;
+}
+
 }  // namespace
 
 // Fitted on two GPUs, the model recovers the truth on a third one it never saw: the parameters
@@ -200,12 +208,35 @@ TEST(EfficiencyModel, DecodeResidualSeesTheQueryGroup) {
   EXPECT_DOUBLE_EQ(kernel_features(prefill, h100, 0.0).xr[12], 0.0);
 
   const EfficiencyModel plain = truth();
-  EfficiencyModel t = truth();
-  t.params(KernelClass::AttentionDecode).residual =
-      BoostedTrees::parse(YAML::Load("{dims: " + std::to_string(KernelFeatures::kResidualDims) +
-                                     ", base: 0, trees: [{features: [12], thresholds: [1.5], leaves: [0.0, -0.4]}]}"));
+  const EfficiencyModel t = with_decode_tree("{features: [12], thresholds: [1.5], leaves: [0.0, -0.4]}");
   EXPECT_DOUBLE_EQ(t.cost(mha, h100).seconds, plain.cost(mha, h100).seconds);
   EXPECT_NEAR(t.cost(gqa, h100).seconds / plain.cost(gqa, h100).seconds, std::exp(-0.4), 1e-12);
+}
+
+// An fp8 KV cache is read by other kernels than a bf16 one (dequantising in the loop): the decode
+// residual sees the cache's bytes per element, recovered from the kernel's bytes, and a tree can
+// correct one apart from the other. Kernels without KV heads (MLA) read as their activation dtype.
+TEST(EfficiencyModel, DecodeResidualSeesTheKvElementSize) {
+  const GpuSpec& h100 = *find_builtin_gpu("h100_sxm");
+  const auto xr = [&](const Kernel& k) { return kernel_features(k, h100, 0.0).xr; };
+  const Kernel bf16 = make_attention_decode("attention_decode", 48, 48 * 3000, 32, 8, 128, DType::BF16, DType::BF16);
+  const Kernel fp8 = make_attention_decode("attention_decode", 48, 48 * 3000, 32, 8, 128, DType::BF16, DType::FP8);
+  const Kernel fp32 = make_attention_decode("attention_decode", 7, 7 * 100, 40, 40, 64, DType::FP16, DType::FP32);
+  EXPECT_NEAR(xr(bf16)[15], 1.0, 1e-9);   // 2 bytes
+  EXPECT_NEAR(xr(fp8)[15], 0.0, 1e-9);    // 1 byte
+  EXPECT_NEAR(xr(fp32)[15], 2.0, 1e-9);   // 4 bytes, under an fp16 query
+  // Speculative verification's kernels count their bytes the same way.
+  const Kernel verify = make_attention_verify("attention_verify", 4, 16, 4 * 900, 16 * 900, 32, 8, 128, DType::BF16,
+                                              DType::FP8);
+  EXPECT_NEAR(xr(verify)[15], 0.0, 1e-9);
+  const Kernel mla = make_mla_attention_decode("mla_decode", 8, 8, 8 * 1024, 8 * 1024, 16, 576, 512, DType::BF16,
+                                               DType::FP8);
+  EXPECT_NEAR(xr(mla)[15], 1.0, 1e-9);
+
+  const EfficiencyModel plain = truth();
+  const EfficiencyModel t = with_decode_tree("{features: [15], thresholds: [0.5], leaves: [0.3, 0.0]}");
+  EXPECT_DOUBLE_EQ(t.cost(bf16, h100).seconds, plain.cost(bf16, h100).seconds);
+  EXPECT_NEAR(t.cost(fp8, h100).seconds / plain.cost(fp8, h100).seconds, std::exp(0.3), 1e-12);
 }
 
 // A learned correction cannot price work faster than the GPU can do it: a kernel whose bytes exceed
