@@ -1,4 +1,5 @@
 #include "kernels/efficiency_model.hpp"
+#include "kernels/kernel_builders.hpp"
 #include "kernels/spec_error.hpp"
 
 #include <yaml-cpp/yaml.h>
@@ -59,19 +60,6 @@ AttentionWork attention_work(const Kernel& k, const GpuSpec& gpu) {
   return {ctas / static_cast<double>(gpu.num_sms), q, static_cast<double>(k.n) / seqs};
 }
 
-// The bytes of one key or value element of a decode's KV cache, recovered from the kernel's bytes
-// as make_attention_decode and make_attention_verify count them: the queries' and outputs' bytes in
-// the activation dtype, the keys and values read and the new ones written in the KV dtype. Kernels
-// without KV heads (multi-head latent attention, plug-ins): the activation dtype's.
-double kv_element_bytes(const Kernel& k) {
-  const double act_b = dtype_bytes(k.dtype);
-  if (k.kv_heads <= 0 || k.heads <= 0 || k.k <= 0) return act_b;
-  const double m = static_cast<double>(k.m), hd = static_cast<double>(k.k);
-  const double kv = (k.bytes - 2.0 * m * static_cast<double>(k.heads) * hd * act_b) /
-                    (2.0 * static_cast<double>(k.kv_heads) * hd * (static_cast<double>(k.n) + m));
-  return std::clamp(kv, 0.25, 8.0);
-}
-
 // The residual's features (see KernelFeatures::xr). For GEMMs they describe what the library's
 // kernel choice depends on, in terms that are not one model's dimensions: the waves of output
 // tiles over the SMs for several tile shapes, how well M, N and K fit the candidate tiles, the
@@ -116,7 +104,7 @@ void residual_features(const Kernel& k, const GpuSpec& gpu, double narrow, Kerne
       // The KV cache's element size (log2 bytes: bf16 1, fp8 0): kernels for an fp8 cache are
       // other kernels (dequantising in the loop), not the bf16 ones at half the bytes. Chosen by
       // the calibrations' inner cross-validation (docs/kernel-model.md, "The KV element size").
-      x[i++] = std::log2(kv_element_bytes(k));
+      x[i++] = std::log2(decode_kv_element_bytes(k));
     }
     return;
   }

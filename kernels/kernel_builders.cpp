@@ -88,6 +88,15 @@ Kernel make_attention_verify(const char* name, std::int64_t sequences, std::int6
                 std::max<std::int64_t>(sequences, 1), q_heads, kv_heads};
 }
 
+double decode_kv_element_bytes(const Kernel& k) {
+  const double act_b = dtype_bytes(k.dtype);
+  if (k.kv_heads <= 0 || k.heads <= 0 || k.k <= 0) return act_b;
+  // bytes = (keys + queries) x 2 x KV heads x head_dim x kv_b + 2 x queries x heads x head_dim x act_b
+  const double q = d(k.m), hd = d(k.k);
+  const double kv = (k.bytes - 2.0 * q * d(k.heads) * hd * act_b) / (2.0 * d(k.kv_heads) * hd * (d(k.n) + q));
+  return std::clamp(kv, 0.25, 8.0);
+}
+
 Kernel make_mla_attention_prefill(const char* name, std::int64_t sequences, std::int64_t queries,
                                   std::int64_t kv_read, std::int64_t pairs, std::int64_t q_heads, std::int64_t qk_dim,
                                   std::int64_t v_dim, std::int64_t latent_dim, DType act, DType kv) {

@@ -40,6 +40,11 @@ Kernel make_attention_verify(const char* name, std::int64_t sequences, std::int6
                              std::int64_t pairs, std::int64_t q_heads, std::int64_t kv_heads, std::int64_t head_dim,
                              DType act, DType kv);
 
+// The bytes of one key or value element of a decode's KV cache, recovered from a kernel built by
+// make_attention_decode or make_attention_verify (the inverse of their byte count). Kernels without
+// KV heads (multi-head latent attention, plug-ins): the activation dtype's.
+double decode_kv_element_bytes(const Kernel& kernel);
+
 // Multi-head latent attention (DeepSeek-V2/V3), prefill as vLLM's naive path: the cached latents
 // of every key were up-projected (kv_b_proj) to per-head K (qk_dim = nope + rope) and V (v_dim)
 // in the activation dtype; FlashAttention over them (no GQA: q_heads K/V heads). FLOPs
