@@ -119,6 +119,101 @@ attention layer's own launches and metadata are in them), which is the engine ov
 engine's calibration carries.
 
 MD
+cat >>"$TMP/doc.md" <<'MD'
+
+## The same GPU on another day, and what a warm L2 is worth
+
+A second H200 (2026-11-27, the same PyTorch 2.11.0 + CUDA 13.0, a fresh machine) ran the current
+`microbench.py --quick --dtypes bf16,fp8` end to end (`h200.pytorch.quick-rerun.csv`, 258 shapes,
+each attention row labelled by the kernels its own call ran), against the shipped
+`h200.pytorch.csv` on the shapes both measured:
+
+MD
+python3 - "$MB" "$KS_ROOT/data/sweeps/aiconfigurator" >>"$TMP/doc.md" <<'PY'
+import csv, math, statistics, sys
+from collections import defaultdict
+mb, aic = sys.argv[1], sys.argv[2]
+COLS = ("op", "dtype", "m", "n", "k", "batch", "tokens", "hidden", "heads", "kv_heads", "head_dim", "q_len", "kv_len")
+def rows(path):
+    return list(csv.DictReader(open(path, newline="")))
+def cls(op):
+    return op if op in ("gemm", "attention_prefill", "attention_decode") else "elementwise"
+old = {tuple(r[c] for c in COLS): float(r["time_us"]) for r in rows(f"{mb}/h200.pytorch.csv")}
+by = defaultdict(list)
+for r in rows(f"{mb}/h200.pytorch.quick-rerun.csv"):
+    k = tuple(r[c] for c in COLS)
+    if k in old:
+        by[(cls(r["op"]), r["dtype"])].append(float(r["time_us"]) / old[k])
+print("| class | shapes | median ratio (rerun / shipped) | MAPE % | largest deviation % |")
+print("|---|---|---|---|---|")
+for (c, d), v in sorted(by.items()):
+    print(f"| {c} {d} | {len(v)} | {statistics.median(v):.3f} | {100 * statistics.mean(abs(x - 1) for x in v):.1f} | "
+          f"{100 * max(abs(x - 1) for x in v):.0f} |")
+
+def decode(path):
+    out = {}
+    for r in rows(path):
+        if r["op"] == "attention_decode":
+            out[(r["batch"], r["heads"], r["kv_heads"], r["head_dim"], r["kv_len"])] = float(r["time_us"])
+    return out
+def kv_octave(k, l2):
+    b, _, kvh, d, n = map(int, k)
+    return math.floor(math.log2(2 * b * kvh * d * n * 2 / l2))
+L2 = 60 << 20  # what PyTorch reports for the H200 (the catalogue's 50 MB is NVIDIA's figure)
+print()
+print("Decode attention timed twice on that machine: after the script's L2 eviction (cold, what a")
+print("serving step sees) and with `--flush-l2 none` (warm: the kernel run again on the KV it just")
+print("read, as a benchmark that repeats one kernel, or replays a CUDA graph of it, measures it).")
+print("Median cold / warm time ratio per octave of the KV cache's bytes over the 60 MiB L2:")
+print()
+print("| KV bytes / L2 | cuDNN (`h200.pytorch.decode-l2{cold,warm}.csv`) | FA2 (`h200.pytorch-fa2.decode-l2{cold,warm}.csv`) | shapes |")
+print("|---|---|---|---|")
+pairs = [(decode(f"{mb}/h200.pytorch.decode-l2cold.csv"), decode(f"{mb}/h200.pytorch.decode-l2warm.csv")),
+         (decode(f"{mb}/h200.pytorch-fa2.decode-l2cold.csv"), decode(f"{mb}/h200.pytorch-fa2.decode-l2warm.csv"))]
+octs = defaultdict(lambda: ([], []))
+for i, (cold, warm) in enumerate(pairs):
+    for k in cold:
+        if k in warm:
+            octs[kv_octave(k, L2)][i].append(cold[k] / warm[k])
+for o in sorted(octs):
+    a, b = octs[o]
+    if a and b:
+        print(f"| 2^{o} | {statistics.median(a):.2f} | {statistics.median(b):.2f} | {len(a)} |")
+
+cold = decode(f"{mb}/h200.pytorch.aic-decode-shapes-l2cold.csv")
+warm = decode(f"{mb}/h200.pytorch.aic-decode-shapes-l2warm.csv")
+ref = {}
+for r in rows(f"{aic}/h200_sxm.vllm.csv"):
+    if r["op"] == "attention_decode" and r["kv_dtype"] in ("", "bf16"):
+        ref[(r["batch"], r["heads"], r["kv_heads"], r["head_dim"], r["kv_len"])] = float(r["time_us"])
+print()
+print("The bf16 decode shapes of AIConfigurator's vLLM table of H200 (`--attention-shapes ... --max-shapes 300`;")
+print("cuDNN; `h200.pytorch.aic-decode-shapes-l2{cold,warm}.csv`) against that table (vLLM's own")
+print("kernels, timed by replaying a CUDA graph of the kernel, no eviction), medians per two octaves:")
+print()
+print("| KV bytes / L2 | shapes | cold / warm | AIConfigurator / warm | AIConfigurator / cold |")
+print("|---|---|---|---|---|")
+octs = defaultdict(list)
+for k in cold:
+    if k in warm and k in ref:
+        octs[kv_octave(k, L2) // 2 * 2].append((cold[k] / warm[k], ref[k] / warm[k], ref[k] / cold[k]))
+for o in sorted(octs):
+    v = octs[o]
+    med = lambda i: statistics.median(x[i] for x in v)
+    print(f"| 2^{o}..2^{o + 1} | {len(v)} | {med(0):.2f} | {med(1):.2f} | {med(2):.2f} |")
+
+print()
+print("One streaming read kernel (`scripts/microbench/l2_bandwidth.py --ctas-per-sm 8`,")
+print("`h200.l2-read-bandwidth.csv`): the rate reading a buffer again (warm) and after an eviction (cold):")
+print()
+print("| buffer MiB | warm TB/s | cold TB/s | warm us | cold us |")
+print("|---|---|---|---|---|")
+for r in rows(f"{mb}/h200.l2-read-bandwidth.csv"):
+    mib = int(r["bytes"]) / (1 << 20)
+    if abs(math.log2(mib) - round(math.log2(mib))) < 1e-6 or 30 < mib < 60:
+        print(f"| {mib:.0f} | {float(r['warm_tbps']):.2f} | {float(r['cold_tbps']):.2f} | {float(r['warm_us']):.1f} | "
+              f"{float(r['cold_us']):.1f} |")
+PY
 section "H200, PyTorch's FlashAttention-2, cross-gen model without Hopper" "$K" validate --gpu h200 \
   --tier cross-gen --calibration "$CAL/cross_gen_without_hopper.yaml" --sweep "$MB/h200.pytorch-fa2.attention.csv"
 section "H200, PyTorch's FlashAttention-2, cross-gen fa2 model of vLLM without Hopper" "$K" validate --gpu h200 \

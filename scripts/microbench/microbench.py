@@ -415,8 +415,8 @@ def parse_args(argv):
                    help="evict the L2 before every timed run by reading a buffer twice its size (default), "
                         "by writing it (leaves dirty lines whose write-back slows the timed kernel), or not at all")
     p.add_argument("--no-flush-l2", dest="flush_l2", action="store_const", const="none",
-                   help="keep the L2 warm between runs (same as --flush-l2 none; short kernels then also "
-                        "time the host's launch gap, as nothing else keeps the GPU busy before them)")
+                   help="keep the L2 warm between runs (same as --flush-l2 none): what a benchmark that replays "
+                        "one kernel measures; data that fits in the L2 is read from it")
     p.add_argument("--elementwise", choices=["auto", "compile", "eager"], default="auto",
                    help="compile: one fused kernel per op (like vLLM's custom ops); eager: PyTorch's kernels")
     p.add_argument("--attention", choices=ATTENTION_CHOICES, default="auto",
