@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """How fast a GPU reads a working set of each size: from its L2 while it fits, from DRAM beyond.
 
-Reads buffers of 1 MiB to 2 GiB with one streaming kernel (a Triton kernel of --ctas-per-sm CTAs per SM
-that sums 16-byte loads; `x.sum()` where Triton is missing), each size timed twice:
+Reads buffers of 1 MiB to 2 GiB with one streaming kernel (a Triton kernel of --ctas-per-sm CTAs
+per SM that sums 16-byte loads; `x.sum()` where Triton is missing), each size timed twice:
 *warm*, read again and again so what fits stays in the L2 (what a benchmark that replays one kernel
 sees), and *cold*, after reading a buffer twice the L2's size (what a serving step sees, where the
 other layers' weights pass through the L2 between two reads of the same data). The warm rate of a
@@ -17,6 +17,8 @@ Usage:  python3 scripts/microbench/l2_bandwidth.py --gpu h200 --out h200_l2.csv
 import argparse
 import statistics
 import sys
+
+HEADER = "gpu,bytes,warm_us,cold_us,warm_tbps,cold_tbps\n"
 
 
 def parse_args(argv):
@@ -75,7 +77,7 @@ def main(argv=None):
     args = parse_args(sys.argv[1:] if argv is None else argv)
     if args.dry_run:
         out = sys.stdout if args.out == "-" else open(args.out, "w")
-        out.write("gpu,bytes,warm_us,cold_us,warm_tbps,cold_tbps\n")
+        out.write(HEADER)
         for n in sizes(args):
             out.write("{},{},,,,\n".format(args.gpu, n))
         return
@@ -89,7 +91,7 @@ def main(argv=None):
     read, how = make_reader(torch, args.ctas_per_sm)
     partials = torch.empty(args.ctas_per_sm * props.multi_processor_count, dtype=torch.float32, device="cuda")
     out = sys.stdout if args.out == "-" else open(args.out, "w")
-    out.write("gpu,bytes,warm_us,cold_us,warm_tbps,cold_tbps\n")
+    out.write(HEADER)
     for n in sizes(args):
         x = torch.ones(n // 2, dtype=torch.bfloat16, device="cuda")
         res = {}
@@ -115,8 +117,8 @@ def main(argv=None):
             args.gpu, n, res["warm"], res["cold"], n / res["warm"] / 1e6, n / res["cold"] / 1e6))
         out.flush()
         del x
-    print("l2_bandwidth: {} (L2 {} MiB, {} SMs), read by {}".format(props.name, l2 >> 20, props.multi_processor_count, how),
-          file=sys.stderr)
+    print("l2_bandwidth: {} (L2 {} MiB, {} SMs), read by {}".format(
+        props.name, l2 >> 20, props.multi_processor_count, how), file=sys.stderr)
 
 
 if __name__ == "__main__":
