@@ -27,10 +27,12 @@ struct Sample {
 
 // Parameter vector layout: wc[0..nc) | wm[0..nm) | log_t0 | log_p_minus_1 | log_theta |
 // log_launch_per_wave | log_chain_cycles | floor_narrow | log_softmax_cycles | log_reread_cycles.
-// `ctas_per_kv_head`: the form of decode's waves the parameters are fitted in (not fitted).
+// `ctas_per_kv_head`: the form of decode's waves the parameters are fitted in (not fitted);
+// `floor_in_cycles`: whether log_t0 is the floor at kFloorReferenceClockHz of a cycle count.
 struct Layout {
   std::size_t nc, nm;
   bool ctas_per_kv_head = false;
+  bool floor_in_cycles = false;
   std::size_t size() const { return nc + nm + 8; }
   Eigen::VectorXd pack(const ClassParams& p) const {
     Eigen::VectorXd v(static_cast<Eigen::Index>(size()));
@@ -63,6 +65,7 @@ struct Layout {
     p.log_softmax_cycles = std::clamp(v[static_cast<Eigen::Index>(nc + nm + 6)], ClassParams::kNoSoftmax, std::log(1e3));
     p.log_reread_cycles = std::clamp(v[static_cast<Eigen::Index>(nc + nm + 7)], ClassParams::kNoReread, std::log(1e3));
     p.ctas_per_kv_head = ctas_per_kv_head;
+    p.floor_in_cycles = floor_in_cycles;
     return p;
   }
 };
@@ -293,8 +296,10 @@ EfficiencyModel fit_efficiency(const std::vector<Measurement>& rows, const FitOp
     // Decode's form: the cross-gen fit's, or the prior's (a target fit refines its cross-gen prior
     // in the prior's form; files fitted before the form keep theirs).
     const bool decode = static_cast<KernelClass>(c) == KernelClass::AttentionDecode;
+    const bool attention = decode || static_cast<KernelClass>(c) == KernelClass::AttentionPrefill;
     const Layout layout{samples.front().f.nc, samples.front().f.nm,
-                        decode && (options.transferable_decode || params.ctas_per_kv_head)};
+                        decode && (options.transferable_decode || params.ctas_per_kv_head),
+                        (attention && options.attention_floor_in_cycles) || params.floor_in_cycles};
     const ClassParams prior_params = params;
     const Eigen::VectorXd x = fit_parametric(samples, layout, params, options, static_cast<KernelClass>(c));
     params = layout.unpack(x);

@@ -38,6 +38,11 @@ struct FitOptions {
   // Without it, decode keeps the form of the prior (`prior`'s decode class): a target fit on a
   // cross-gen prior fits the same terms, every feature free.
   bool transferable_decode = false;
+  // Attention's floors (prefill and decode) are a number of cycles, so a GPU with a faster clock
+  // has a shorter one (ClassParams::floor_in_cycles). Chosen for the cross-gen tier by leaving
+  // each generation out (docs/kernel-model.md, "Floors in cycles"); a target fit keeps its
+  // prior's form (at one GPU's clock both forms price alike).
+  bool attention_floor_in_cycles = false;
   BoostOptions boost;
 };
 

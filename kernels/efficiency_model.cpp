@@ -190,6 +190,7 @@ KernelFeatures kernel_features(const Kernel& k, const GpuSpec& gpu, double other
   f.t_compute = k.flops > 0 ? k.flops / gpu.peak(k.dtype) : 0.0;
   f.t_memory = k.bytes / gpu.hbm_bandwidth;
   f.t_issue = k.bytes / (static_cast<double>(gpu.num_sms) * gpu.clock_hz);
+  f.floor_clock_scale = kFloorReferenceClockHz / gpu.clock_hz;
   const double m = static_cast<double>(k.m), n = static_cast<double>(k.n), kk = static_cast<double>(k.k);
   // log2 of the dtype's tensor rate over 16-bit, read by the GEMM residual and narrow-dtype term.
   const double narrow = f.cls == KernelClass::Gemm ? narrow_dtype(k, gpu) : 0.0;
@@ -296,6 +297,7 @@ ParametricTerms EfficiencyModel::parametric_terms(const KernelFeatures& f, const
   t.power = 1.0 + p.exp_p_minus_1(p.log_p_minus_1, exp);
   t.floor = p.exp_t0(p.log_t0, exp) * (1.0 + p.exp_launch_per_wave(p.log_launch_per_wave, exp) * waves);
   if (f.narrow != 0) t.floor *= p.exp_narrow(p.floor_narrow * f.narrow, exp);
+  if (p.floor_in_cycles) t.floor *= f.floor_clock_scale;
   t.latency = f.t_chain * p.exp_chain(p.log_chain_cycles, exp);
   if (f.t_softmax > 0 && p.log_softmax_cycles > ClassParams::kNoSoftmax) {
     t.softmax = f.t_softmax * p.exp_softmax(p.log_softmax_cycles, exp);
@@ -411,6 +413,7 @@ std::string EfficiencyModel::to_yaml() const {
     if (p.log_reread_cycles > ClassParams::kNoReread)
       out << YAML::Key << "cycles_per_reread_byte" << YAML::Value << std::exp(p.log_reread_cycles);
     if (p.ctas_per_kv_head) out << YAML::Key << "ctas_per_kv_head" << YAML::Value << true;
+    if (p.floor_in_cycles) out << YAML::Key << "floor_in_cycles" << YAML::Value << true;
     out << YAML::Key << "w_compute" << YAML::Value << YAML::Flow << p.wc;
     out << YAML::Key << "w_memory" << YAML::Value << YAML::Flow << p.wm;
     if (!p.residual.empty()) {
@@ -499,6 +502,7 @@ EfficiencyModel EfficiencyModel::from_yaml(const std::string& text, const std::s
       optional_log_rate(n, kClassNames[c], "cycles_per_reread_byte", ClassParams::kNoReread, p.log_reread_cycles);
       optional_log_rate(n, kClassNames[c], "launch_per_wave", ClassParams::kNoLaunchPerWave, p.log_launch_per_wave);
       if (const YAML::Node kv = n["ctas_per_kv_head"]) p.ctas_per_kv_head = kv.as<bool>();
+      if (const YAML::Node cy = n["floor_in_cycles"]) p.floor_in_cycles = cy.as<bool>();
       p.wc = n["w_compute"].as<std::vector<double>>();
       p.wm = n["w_memory"].as<std::vector<double>>();
       for (const double w : p.wc) finite_or_throw(w, kClassNames[c], "w_compute");

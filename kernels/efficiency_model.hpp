@@ -59,6 +59,9 @@ constexpr std::size_t kMaxFeatures = 8;
 // CTA per query head, which reads its KV head's keys and values once per query head.
 constexpr double kMaxPackedDecodeGroup = 16.0;
 
+// The clock at which a floor counted in cycles is written down (ClassParams::floor_in_cycles).
+constexpr double kFloorReferenceClockHz = 1.5e9;
+
 // Features of one kernel for its class: x_c (compute efficiency) and x_m (memory efficiency).
 struct KernelFeatures {
   KernelClass cls;
@@ -91,6 +94,9 @@ struct KernelFeatures {
   // for a source whose fp8 GEMMs take quantised inputs: the narrow terms are an engine's
   // quantise-and-scale work).
   double narrow = 0;
+  // kFloorReferenceClockHz over the GPU's clock: how a floor counted in cycles scales
+  // (ClassParams::floor_in_cycles).
+  double floor_clock_scale = 1;
   // Features of the learned residual: log2 of M (x batch), N, K, arithmetic intensity over the
   // ridge point, bytes over L2, roofline time in us; for GEMMs then the waves of output tiles
   // (64x64 .. 256x128) over the SMs and how full the last wave is, the fit of M, N and K to tiles
@@ -169,6 +175,10 @@ struct ClassParams {
   // head) CTAs, as kernels that pack a grouped-query group run them; false: (sequence, query
   // head) CTAs (files from before it, and the target tier's fits).
   bool ctas_per_kv_head = false;
+  // The floor t0 is a number of cycles: t0_us is its time at kFloorReferenceClockHz, and a GPU
+  // with another clock scales it (KernelFeatures::floor_clock_scale). false: seconds on every GPU
+  // (files from before it, and the classes whose floor stays in seconds).
+  bool floor_in_cycles = false;
   // SM-cycles per byte a decode re-reads per query head (KernelFeatures::t_reread). exp(-30) or
   // less: none (files from before it, classes without it).
   double log_reread_cycles = kNoReread;

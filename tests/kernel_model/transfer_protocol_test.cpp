@@ -37,6 +37,14 @@ void expect_negative_rate_rejected(const std::string& yaml, const std::string& k
   }
 }
 
+// The same calibration file without `text` (a key and its value): how files from before a term read.
+std::string without(std::string yaml, const std::string& text) {
+  const std::size_t at = yaml.find(text);
+  EXPECT_NE(at, std::string::npos) << text;
+  if (at != std::string::npos) yaml.erase(at, text.size());
+  return yaml;
+}
+
 Measurement gemm_row(const std::string& gpu, const std::string& source, std::int64_t m, std::int64_t n,
                      std::int64_t k, double us) {
   Measurement x;
@@ -140,16 +148,14 @@ TEST(LaunchLatency, GrowsWithTheGridAsAmaliSays) {
       "kernel_efficiency_model: 1\nclasses:\n  gemm: {fitted: true, t0_us: 4, softmax_p: 4, bytes_per_sm_cycle: 64, "
       "launch_per_wave: 0.5, w_compute: [1], w_memory: [1]}\n";
   const EfficiencyModel with = EfficiencyModel::from_yaml(yaml, "t.yaml");
-  std::string without_text = yaml;
-  without_text.replace(without_text.find("launch_per_wave: 0.5, "), 22, "");
-  const EfficiencyModel without = EfficiencyModel::from_yaml(without_text, "t.yaml");
+  const EfficiencyModel without_term = EfficiencyModel::from_yaml(without(yaml, "launch_per_wave: 0.5, "), "t.yaml");
   const GpuSpec& h100 = *find_builtin_gpu("h100_sxm");  // 132 SMs
   // 8448 x 8192 output: 66 x 64 tiles of 128x128 = 4224 tiles = 32 waves over 132 SMs.
   const Kernel big = make_gemm("g", 8448, 8192, 4096, DType::BF16, 2, 2);
   EXPECT_NEAR(with.cost(big, h100).launch_seconds, 4e-6 * (1 + 0.5 * 32), 1e-12);
-  EXPECT_NEAR(without.cost(big, h100).launch_seconds, 4e-6, 1e-15);
+  EXPECT_NEAR(without_term.cost(big, h100).launch_seconds, 4e-6, 1e-15);
   // The body is the same; only the floor moved.
-  EXPECT_NEAR(with.cost(big, h100).seconds - without.cost(big, h100).seconds, 4e-6 * 0.5 * 32, 1e-11);
+  EXPECT_NEAR(with.cost(big, h100).seconds - without_term.cost(big, h100).seconds, 4e-6 * 0.5 * 32, 1e-11);
   // Round trip keeps the term; a negative one is an error naming the key.
   EXPECT_NEAR(EfficiencyModel::from_yaml(with.to_yaml(), "again.yaml").cost(big, h100).launch_seconds,
               4e-6 * 17, 1e-12);
@@ -164,9 +170,7 @@ TEST(SoftmaxTerm, ScalesWithSmsAndClockNotWithTheTensorPeak) {
       "kernel_efficiency_model: 1\nclasses:\n  attention_prefill: {fitted: true, t0_us: 1, softmax_p: 29, "
       "bytes_per_sm_cycle: 10000, cycles_per_softmax_pair: 0.5, w_compute: [10], w_memory: [10]}\n";
   const EfficiencyModel with = EfficiencyModel::from_yaml(yaml, "t.yaml");
-  std::string without_text = yaml;
-  without_text.replace(without_text.find("cycles_per_softmax_pair: 0.5, "), 30, "");
-  const EfficiencyModel without = EfficiencyModel::from_yaml(without_text, "t.yaml");
+  const EfficiencyModel without_term = EfficiencyModel::from_yaml(without(yaml, "cycles_per_softmax_pair: 0.5, "), "t.yaml");
   const GpuSpec& h100 = *find_builtin_gpu("h100_sxm");  // 132 SMs at 1.83 GHz, 989 TFLOP/s bf16
   const std::int64_t s = 8192;
   const Kernel k = make_attention_prefill("attn", 1, s, s, s * (s + 1) / 2, 32, 8, 128, DType::BF16, DType::BF16);
@@ -177,7 +181,7 @@ TEST(SoftmaxTerm, ScalesWithSmsAndClockNotWithTheTensorPeak) {
   EXPECT_NEAR(body(c), softmax, 0.01 * softmax);
   EXPECT_EQ(c.bound, Bound::Sm);
   // Without the key (files from before it): the tensor time alone.
-  const KernelCost plain = without.cost(k, h100);
+  const KernelCost plain = without_term.cost(k, h100);
   EXPECT_EQ(plain.bound, Bound::Compute);
   EXPECT_LT(body(plain), 0.3 * softmax);
   // 2x tensor peak: the softmax-bound kernel barely moves; 2x SMs: it halves.
@@ -202,10 +206,8 @@ TEST(DecodeGroups, PackedGroupsLaunchPerKvHeadAndLargeOnesRereadTheirKv) {
       "bytes_per_sm_cycle: 10000, launch_per_wave: 0.5, cycles_per_reread_byte: 0.25, ctas_per_kv_head: true, "
       "w_compute: [10], w_memory: [10]}\n";
   const EfficiencyModel with = EfficiencyModel::from_yaml(yaml, "t.yaml");
-  std::string old_text = yaml;
-  const std::string new_keys = "cycles_per_reread_byte: 0.25, ctas_per_kv_head: true, ";
-  old_text.replace(old_text.find(new_keys), new_keys.size(), "");
-  const EfficiencyModel old = EfficiencyModel::from_yaml(old_text, "t.yaml");
+  const EfficiencyModel old =
+      EfficiencyModel::from_yaml(without(yaml, "cycles_per_reread_byte: 0.25, ctas_per_kv_head: true, "), "t.yaml");
   const GpuSpec& h100 = *find_builtin_gpu("h100_sxm");
   const double sms = h100.num_sms, clock = h100.clock_hz;
   // 8 query heads per KV head: 1056 x 8 = 8448 (sequence, KV head) CTAs = 64 waves over 132 SMs,
@@ -309,4 +311,81 @@ TEST(DecodeGroups, TheTransferableFitRecoversTheRereadRate) {
   const ClassParams& unread = unread_model.params(KernelClass::AttentionDecode);
   EXPECT_TRUE(unread.ctas_per_kv_head);
   EXPECT_NEAR(unread.log_reread_cycles, fitted.log_reread_cycles, 1e-3);
+}
+
+// A floor counted in cycles (floor_in_cycles): t0_us is the floor at kFloorReferenceClockHz and a
+// GPU with another clock scales it; a file without the key keeps seconds on every GPU.
+TEST(FloorInCycles, AFasterClockShortensTheFloor) {
+  const std::string yaml =
+      "kernel_efficiency_model: 1\nclasses:\n  attention_decode: {fitted: true, t0_us: 6, softmax_p: 4, "
+      "bytes_per_sm_cycle: 64, floor_in_cycles: true, w_compute: [5], w_memory: [5]}\n"
+      "  gemm: {fitted: true, t0_us: 3, softmax_p: 4, bytes_per_sm_cycle: 64, w_compute: [5], w_memory: [5]}\n";
+  const EfficiencyModel cycles = EfficiencyModel::from_yaml(yaml, "t.yaml");
+  const EfficiencyModel seconds = EfficiencyModel::from_yaml(without(yaml, "floor_in_cycles: true, "), "t.yaml");
+  const GpuSpec& h100 = *find_builtin_gpu("h100_sxm");
+  const Kernel tiny = make_attention_decode("d", 1, 16, 8, 8, 128, DType::BF16, DType::BF16);
+  const double at_h100 = 6e-6 * 1.5e9 / h100.clock_hz;  // 1830 MHz: 4.92 us
+  EXPECT_NEAR(cycles.cost(tiny, h100).launch_seconds, at_h100, 1e-12);
+  EXPECT_NEAR(seconds.cost(tiny, h100).launch_seconds, 6e-6, 1e-15);
+  GpuSpec twice_the_clock = h100;
+  twice_the_clock.clock_hz *= 2;
+  EXPECT_NEAR(cycles.cost(tiny, twice_the_clock).launch_seconds, at_h100 / 2, 1e-12);
+  EXPECT_NEAR(seconds.cost(tiny, twice_the_clock).launch_seconds, 6e-6, 1e-15);
+  // A launch-bound kernel is the floor: twice the clock, half the time.
+  EXPECT_NEAR(cycles.cost(tiny, twice_the_clock).seconds / cycles.cost(tiny, h100).seconds, 0.5, 0.02);
+  // The flag belongs to its class: the GEMM floor stays in seconds.
+  const Kernel small_gemm = make_gemm("g", 1, 64, 64, DType::BF16, 2, 2);
+  EXPECT_NEAR(cycles.cost(small_gemm, twice_the_clock).launch_seconds, 3e-6, 1e-15);
+  // Round trip keeps it.
+  EXPECT_NEAR(EfficiencyModel::from_yaml(cycles.to_yaml(), "again.yaml").cost(tiny, h100).launch_seconds, at_h100,
+              1e-12);
+}
+
+// The cross-gen fit (attention_floor_in_cycles) recovers a floor in cycles from GPUs of different
+// clocks; the GEMM floor stays in seconds; a target fit keeps its prior's form.
+TEST(FloorInCycles, TheCrossGenFitCountsAttentionFloorsInCycles) {
+  const std::string yaml =
+      "kernel_efficiency_model: 1\nclasses:\n  attention_decode: {fitted: true, t0_us: 6, softmax_p: 4, "
+      "bytes_per_sm_cycle: 64, floor_in_cycles: true, w_compute: [1], w_memory: [1.5, -1]}\n";
+  const EfficiencyModel truth = EfficiencyModel::from_yaml(yaml, "truth.yaml");
+  std::vector<Measurement> rows;
+  for (const char* gpu_name : {"a100_sxm_80gb", "l40s", "b200"}) {
+    const GpuSpec& gpu = *find_builtin_gpu(gpu_name);
+    for (std::int64_t seqs : {1, 4, 64, 512})
+      for (std::int64_t ctx : {16, 256, 8192}) {
+        Measurement m;
+        m.gpu = gpu_name;
+        m.source = "synthetic";
+        m.kernel = make_attention_decode("d", seqs, seqs * ctx, 32, 8, 128, DType::BF16, DType::BF16);
+        m.seconds = truth.cost(m.kernel, gpu).seconds;
+        rows.push_back(m);
+      }
+  }
+  FitOptions options;
+  options.ridge = 1e-6;
+  options.transferable_decode = true;
+  options.attention_floor_in_cycles = true;
+  const EfficiencyModel cross_gen = fit_efficiency(rows, options);
+  const ClassParams& fitted = cross_gen.params(KernelClass::AttentionDecode);
+  EXPECT_TRUE(fitted.floor_in_cycles);
+  EXPECT_NEAR(std::exp(fitted.log_t0), 6e-6, 0.3e-6);
+  // Each GPU's floor at its own clock (A100 6.4 us, L40S 3.6 us: no one time in seconds fits both).
+  for (const char* gpu_name : {"a100_sxm_80gb", "l40s"}) {
+    const Kernel one = make_attention_decode("d", 1, 16, 32, 8, 128, DType::BF16, DType::BF16);
+    const GpuSpec& gpu = *find_builtin_gpu(gpu_name);
+    EXPECT_NEAR(cross_gen.cost(one, gpu).seconds / truth.cost(one, gpu).seconds, 1.0, 0.02) << gpu_name;
+  }
+  // An unseen clock: H100's floor is 6 us x 1.5 / 1.83.
+  const GpuSpec& h100 = *find_builtin_gpu("h100_sxm");
+  const Kernel tiny = make_attention_decode("d", 1, 16, 32, 8, 128, DType::BF16, DType::BF16);
+  EXPECT_NEAR(cross_gen.cost(tiny, h100).seconds / truth.cost(tiny, h100).seconds, 1.0, 0.05);
+  EXPECT_FALSE(cross_gen.params(KernelClass::Gemm).floor_in_cycles);
+  // A target fit on this prior keeps the form without being asked.
+  std::vector<Measurement> l40s_rows;
+  for (const Measurement& m : rows)
+    if (m.gpu == "l40s") l40s_rows.push_back(m);
+  FitOptions target;
+  target.ridge = 1e-6;
+  target.prior = &cross_gen;
+  EXPECT_TRUE(fit_efficiency(l40s_rows, target).params(KernelClass::AttentionDecode).floor_in_cycles);
 }
