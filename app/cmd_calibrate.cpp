@@ -45,7 +45,8 @@ int cmd_calibrate(const std::vector<std::string>& args) {
       "attention-backend", po::value(&backend),
       "fit only this attention backend's rows (fa2, fa3, fa4, flashinfer, trtllm, triton)")(
       "holdout-fold", po::value(&holdout),
-      "I/K: leave shape-family fold I of K out of the fit (validate on it with validate --fold I/K)")(
+      "I/K: leave shape-family fold I of K out of the fit (validate on it with validate --fold I/K); "
+      "I,J,.../K leaves several out (a split nested in another's training folds)")(
       "out,o", po::value(&out)->required(), "calibration file to write");
   po::variables_map vm;
   if (int rc = parse_options("calibrate", args, opts, vm); rc >= 0) return rc;

@@ -38,7 +38,8 @@ int cmd_validate(const std::vector<std::string>& args) {
       "sweeps-dir", po::value(&sweeps_dir), "sweeps the cross-gen tier fits on (default: shipped data)")(
       "leave-out", po::value(&leave_out), "cross-gen: more GPUs not fitted, e.g. the GPU's generation (comma-separated)")(
       "framework", po::value(&framework), "cross-gen: fit engine F's kernels (trtllm, vllm, sglang) where it measured them")(
-      "fold", po::value(&fold), "I/K: only the rows of shape-family fold I of K (those calibrate --holdout-fold I/K left out)")(
+      "fold", po::value(&fold), "I/K: only the rows of shape-family fold I of K (those calibrate --holdout-fold I/K left out); I,J,.../K: "
+      "of several")(
       "attention-backend", po::value(&backend),
       "only the attention rows of this backend (fa2, fa3, fa4, flashinfer, trtllm, triton): what calibrate "
       "--attention-backend fitted")(

@@ -34,7 +34,7 @@ std::vector<kernels::Measurement> load_measurements(const MeasurementInputs& in)
     if (!in.gpu.empty() && m.gpu != in.gpu) continue;
     if (!in.only_models.empty() && !in.only_models.count(m.model)) continue;
     if (in.exclude_models.count(m.model)) continue;
-    if (in.folds > 0 && (kernels::family_fold(m.shape, in.folds) == in.fold) == in.fold_out) continue;
+    if (in.folds > 0 && (in.fold_set.count(kernels::family_fold(m.shape, in.folds)) > 0) == in.fold_out) continue;
     out.push_back(std::move(m));
   }
   if (out.empty())
@@ -45,19 +45,29 @@ std::vector<kernels::Measurement> load_measurements(const MeasurementInputs& in)
 
 void parse_fold(const std::string& option, const std::string& text, MeasurementInputs& in, bool fold_out) {
   const auto slash = text.find('/');
-  std::size_t i = 0, k = 0;
+  const auto number = [&](const std::string& part) {
+    std::size_t used = 0;
+    const std::size_t v = std::stoul(part, &used);
+    if (used != part.size() || part.empty() || !std::isdigit(static_cast<unsigned char>(part[0])))
+      throw std::invalid_argument("");
+    return v;
+  };
+  std::set<std::size_t> set;
+  std::size_t k = 0;
   try {
     if (slash == std::string::npos) throw std::invalid_argument("");
-    std::size_t used = 0;
-    i = std::stoul(text.substr(0, slash), &used);
-    if (used != slash) throw std::invalid_argument("");
-    k = std::stoul(text.substr(slash + 1), &used);
-    if (used != text.size() - slash - 1) throw std::invalid_argument("");
+    k = number(text.substr(slash + 1));
+    std::stringstream list(text.substr(0, slash));
+    std::string item;
+    while (std::getline(list, item, ',')) set.insert(number(item));
+    if (set.empty() || text[slash - 1] == ',') throw std::invalid_argument("");
   } catch (const std::exception&) {
-    throw std::invalid_argument(option + " " + text + ": expected FOLD/FOLDS, e.g. 0/3");
+    throw std::invalid_argument(option + " " + text + ": expected FOLD/FOLDS or FOLD,FOLD,.../FOLDS, e.g. 0/3");
   }
-  if (k < 2 || i >= k) throw std::invalid_argument(option + " " + text + ": expected 0 <= FOLD < FOLDS and FOLDS >= 2");
-  in.fold = i;
+  if (k < 2 || *set.rbegin() >= k || set.size() >= k)
+    throw std::invalid_argument(option + " " + text +
+                                ": expected 0 <= FOLD < FOLDS, FOLDS >= 2 and at least one fold left over");
+  in.fold_set = std::move(set);
   in.folds = k;
   in.fold_out = fold_out;
 }

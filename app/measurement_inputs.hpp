@@ -13,13 +13,16 @@ struct MeasurementInputs {
   std::vector<std::string> vidur, gemm_tables, sweeps;
   std::string gpu;
   std::set<std::string> only_models, exclude_models;  // lower-case model names
-  // Shape-family folds (kernels::family_fold): keep only fold `fold` of `folds`, or every fold but
-  // it (`fold_out`); folds 0 = every row. Validation holds out whole families this way.
-  std::size_t fold = 0, folds = 0;
+  // Shape-family folds (kernels::family_fold): keep only the folds in `fold_set` of `folds`, or
+  // every fold but them (`fold_out`); folds 0 = every row. Validation holds out whole families this
+  // way; a set of folds nests a split inside another's training folds (0,3,1/6 out, then 1/6 in).
+  std::set<std::size_t> fold_set;
+  std::size_t folds = 0;
   bool fold_out = false;
 };
 
-// "i/k" -> fold i of k (0 <= i < k, k >= 2); std::invalid_argument naming the option otherwise.
+// "i/k" or "i,j,.../k" -> folds i, j, ... of k (each < k, k >= 2); std::invalid_argument naming
+// the option otherwise.
 void parse_fold(const std::string& option, const std::string& text, MeasurementInputs& in, bool fold_out);
 
 // Throws kernels::CsvError for unreadable inputs; std::invalid_argument if nothing is left.
