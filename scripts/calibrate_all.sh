@@ -54,8 +54,11 @@ done
 # catalogue name : AIConfigurator's system name
 for pair in h100_sxm:h100_sxm h200:h200_sxm b200:b200_sxm l40s:l40s; do
   gpu="${pair%%:*}" sys="${pair##*:}"
+  # Our own table of the GPU's elementwise kernels (Sarathi-Serve's, as Vidur's A100/A40 rows),
+  # where one was measured: the engine tables have none.
+  own=(); [ -f "$D/sweeps/$gpu.sarathi-fp16.csv" ] && own=(--sweep "$D/sweeps/$gpu.sarathi-fp16.csv")
   for e in "${ENGINES[@]}"; do
-    "$K" calibrate --gpu "$gpu" --framework "$e" --sweep "$A/$sys.$e.csv" -o "$C/target_$gpu.$e.yaml"
+    "$K" calibrate --gpu "$gpu" --framework "$e" --sweep "$A/$sys.$e.csv" "${own[@]}" -o "$C/target_$gpu.$e.yaml"
     # A table that measured one attention kernel source needs no backend file (the engine file
     # records its backend); one that measured several gets a file per backend.
     sources=$(awk -F, 'NR > 1 && $5 ~ /^attention/ { print $21 }' "$A/$sys.$e.csv" | sort -u | wc -l)

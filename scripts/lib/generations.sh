@@ -11,7 +11,7 @@ declare -A GPUS=(
 declare -A SWEEPS=(
   [ampere]="trtllm:a100_sxm_80gb:$S/aiconfigurator/a100_sxm.trtllm.csv vllm:a100_sxm_80gb:$S/aiconfigurator/a100_sxm.vllm.csv sglang:a100_sxm_80gb:$S/aiconfigurator/a100_sxm.sglang.csv -:a100_sxm_80gb:$S/a100_sxm_80gb.vidur.csv -:a40:$S/a40.vidur.csv"
   [ada]="trtllm:l40s:$S/aiconfigurator/l40s.trtllm.csv vllm:l40s:$S/aiconfigurator/l40s.vllm.csv sglang:l40s:$S/aiconfigurator/l40s.sglang.csv"
-  [hopper]="trtllm:h100_sxm:$S/aiconfigurator/h100_sxm.trtllm.csv vllm:h100_sxm:$S/aiconfigurator/h100_sxm.vllm.csv sglang:h100_sxm:$S/aiconfigurator/h100_sxm.sglang.csv trtllm:h200:$S/aiconfigurator/h200_sxm.trtllm.csv vllm:h200:$S/aiconfigurator/h200_sxm.vllm.csv sglang:h200:$S/aiconfigurator/h200_sxm.sglang.csv"
+  [hopper]="trtllm:h100_sxm:$S/aiconfigurator/h100_sxm.trtllm.csv vllm:h100_sxm:$S/aiconfigurator/h100_sxm.vllm.csv sglang:h100_sxm:$S/aiconfigurator/h100_sxm.sglang.csv trtllm:h200:$S/aiconfigurator/h200_sxm.trtllm.csv vllm:h200:$S/aiconfigurator/h200_sxm.vllm.csv sglang:h200:$S/aiconfigurator/h200_sxm.sglang.csv -:h200:$S/h200.sarathi-fp16.csv"
   [blackwell]="trtllm:b200:$S/aiconfigurator/b200_sxm.trtllm.csv vllm:b200:$S/aiconfigurator/b200_sxm.vllm.csv sglang:b200:$S/aiconfigurator/b200_sxm.sglang.csv -:b200:$S/xla_gemm.csv"
   [cdna4]="-:mi355x:$S/xla_gemm.csv"
 )

@@ -216,3 +216,46 @@ TEST(WhatIfPhysics, NewerGpuIsNeverSlowerOnPrefillAttention) {
 }
 
 TEST(WhatIfPhysics, CrossGenTierFollowsTheBoundsOnBlackwell) { check_grid({Tier::CrossGen, "b200"}); }
+
+// Attention's floor is counted in cycles in every shipped calibration, target files included: a
+// decode too small to reach any roofline is launch-bound, and twice the clock makes it close to
+// twice as fast on every tier (the target tier's residual is read at the calibrated spec, so only
+// the floor moves). A GEMM's floor is in seconds and a clock change leaves a launch-bound GEMM
+// alone.
+TEST(WhatIfPhysics, AClockChangeMovesALaunchBoundAttentionOnEveryShippedCalibration) {
+  const DType bf = DType::BF16;
+  const Kernel tiny = make_attention_decode("attn", 1, 16, 32, 8, 128, bf, bf);
+  struct Shipped {
+    Tier tier;
+    const char* gpu;
+    const char* engine;
+  };
+  std::vector<Shipped> files = {{Tier::CrossGen, "h100_sxm", ""}, {Tier::CrossGen, "mi300x", ""},
+                                {Tier::Target, "a100_sxm_80gb", ""}};
+  for (const char* engine : {"trtllm", "vllm", "sglang"}) {
+    files.push_back({Tier::CrossGen, "h100_sxm", engine});
+    files.push_back({Tier::CrossGen, "b200", engine});
+    for (const char* gpu : {"h100_sxm", "h200", "b200", "l40s"}) files.push_back({Tier::Target, gpu, engine});
+  }
+  for (const Shipped& f : files) {
+    SCOPED_TRACE(std::string(f.tier == Tier::Target ? "target " : "cross-gen ") + f.gpu + " " + f.engine);
+    const GpuSpec& gpu = *find_builtin_gpu(f.gpu);
+    const auto model = tier_model(f.tier, f.gpu, "", f.engine);
+    ASSERT_TRUE(model->params(KernelClass::AttentionDecode).floor_in_cycles);
+    ASSERT_TRUE(model->params(KernelClass::AttentionPrefill).floor_in_cycles);
+    EXPECT_FALSE(model->params(KernelClass::Gemm).floor_in_cycles);
+    GpuSpec faster = gpu;
+    faster.clock_hz *= 2;
+    const KernelCostModel before(f.tier, gpu, model, kRooflineLaunchSeconds);
+    KernelCostModel after(f.tier, faster, model, kRooflineLaunchSeconds);
+    after.set_calibrated_gpu(gpu);
+    const KernelCost b = before.cost(tiny);
+    ASSERT_EQ(b.bound, Bound::Launch);
+    EXPECT_NEAR(after.cost(tiny).launch_seconds / b.launch_seconds, 0.5, 1e-9);
+    const double ratio = after.cost(tiny).seconds / b.seconds;
+    EXPECT_LT(ratio, 0.7);
+    EXPECT_GE(ratio, 0.5 - 1e-9);
+    const Kernel small_gemm = make_gemm("gemm", 1, 256, 256, bf, 2, 2);
+    EXPECT_DOUBLE_EQ(after.cost(small_gemm).launch_seconds, before.cost(small_gemm).launch_seconds);
+  }
+}
