@@ -145,7 +145,8 @@ def kernel_times(trace_path):
         while i < len(launches) and launches[i][0] <= ts + dur:
             total += kernel_us.get(launches[i][1], 0.0)
             i += 1
-        out[name.split("#", 3)[1] + "#" + name.split("#", 3)[2]].append(total)
+        _, label, tokens, _ = name.split("#", 3)
+        out[f"{label}#{tokens}"].append(total)
     return out
 
 
