@@ -10,12 +10,27 @@
 #include "base/util/csv.hpp"
 #include "kernels/attention_backend.hpp"
 #include "kernels/gpu_spec.hpp"
+#include "kernels/moe_fit.hpp"
 #include "kernels/tiers.hpp"
 #include "base/util/atomic_file.hpp"
 
 namespace po = boost::program_options;
 
 namespace ks::app {
+
+namespace {
+void report_moe(const kernels::MoeGemmCorrection& c) {
+  std::cerr << "moe_gemm correction: " << c.layers << " layers with ep = 1 (" << c.skipped << " skipped); ";
+  if (c.selection.folds == 0) {
+    std::cerr << "too few layer families to cross-validate: none\n";
+    return;
+  }
+  std::cerr << c.selection.folds << "-fold CV over " << c.selection.families << " layer families: " << c.selection.cv_mape
+            << "% with depth " << c.selection.options.depth << ", learning rate " << c.selection.options.learning_rate
+            << ", " << c.selection.options.trees << " trees, " << c.uncorrected_cv_mape << "% without: "
+            << (c.empty() ? "not kept" : "kept") << "\n";
+}
+}  // namespace
 
 int cmd_calibrate(const std::vector<std::string>& args) {
   po::options_description opts(
@@ -29,15 +44,22 @@ int cmd_calibrate(const std::vector<std::string>& args) {
       "measured (trtllm, vllm, sglang) on its rows only.\n"
       "With --attention-backend B: fits only the attention rows of backend B (fa2, fa3, fa4, flashinfer,\n"
       "trtllm, triton): B's own attention calibration, named <engine calibration>.attention-B.yaml so\n"
-      "that hardware.gpu.attention_backend finds it.\n\noptions");
+      "that hardware.gpu.attention_backend finds it.\n"
+      "With --moe F (repeatable; data/moe/...): also fits the correction of grouped expert GEMMs on\n"
+      "G's whole MoE layers (of engine --framework F when given; kernels/moe_fit.hpp); with\n"
+      "--calibration BASE, only that correction, onto BASE.\n\noptions");
   MeasurementInputs in;
-  std::string out, models, sweeps_dir, leave_out, framework, holdout, backend;
+  std::string out, models, sweeps_dir, leave_out, framework, holdout, backend, base;
+  std::vector<std::string> moe_files;
   bool cross_gen = false;
   opts.add_options()("help,h", "show this help")("gpu", po::value(&in.gpu), "catalog name of the GPU")(
       "cross-gen", po::bool_switch(&cross_gen), "fit the cross-generation model instead")(
       "vidur", po::value(&in.vidur), "Vidur profiling folder (repeatable)")(
       "gemm-table", po::value(&in.gemm_tables), "GEMM table CSV (repeatable)")(
       "sweep", po::value(&in.sweeps), "sweep CSV (repeatable)")(
+      "moe", po::value(&moe_files), "MoE layer CSV (repeatable): fit the expert-GEMM correction on its layers")(
+      "calibration", po::value(&base),
+      "with --gpu and --moe: start from this calibration file and fit only its expert-GEMM correction")(
       "models", po::value(&models), "use only these models' rows (comma-separated, e.g. llama-2-7b-hf)")(
       "sweeps-dir", po::value(&sweeps_dir), "sweeps for the cross-gen prior (default: shipped data)")(
       "leave-out", po::value(&leave_out), "with --cross-gen: GPUs not fitted (comma-separated)")(
@@ -52,6 +74,13 @@ int cmd_calibrate(const std::vector<std::string>& args) {
   if (int rc = parse_options("calibrate", args, opts, vm); rc >= 0) return rc;
   if (!backend.empty() && !kernels::is_attention_backend(backend)) {
     std::cerr << "kernelsight calibrate: unknown --attention-backend '" << backend << "' (known: " << kernels::attention_backend_list() << ")\n";
+    return kExitBadInput;
+  }
+  if (cross_gen && !moe_files.empty()) {
+    // Engines run other MoE kernels on other generations (vLLM: Triton on L40S, FlashInfer's CUTLASS
+    // on Hopper, TensorRT-LLM's on Blackwell): a correction learned on some does not carry
+    // (docs/kernel-model.md, "MoE layers").
+    std::cerr << "kernelsight calibrate: --moe fits the target tier of one GPU (--gpu G), not the cross-gen model\n";
     return kExitBadInput;
   }
   if (cross_gen) {
@@ -89,6 +118,22 @@ int cmd_calibrate(const std::vector<std::string>& args) {
     return kExitBadInput;
   }
   in.only_models = split_models(models);
+  if (!base.empty()) {
+    if (moe_files.empty() || !in.sweeps.empty() || !in.vidur.empty() || !in.gemm_tables.empty() || !backend.empty()) {
+      std::cerr << "kernelsight calibrate: --calibration refits only the expert-GEMM correction: it takes --moe files and "
+                   "no kernel measurements or --attention-backend\n";
+      return kExitBadInput;
+    }
+    return run_reporting_errors([&] {
+      if (!holdout.empty()) parse_fold("--holdout-fold", holdout, in, true);
+      kernels::EfficiencyModel model = kernels::EfficiencyModel::load(base);
+      model.moe_gemm = kernels::fit_moe_gemm_correction(model, load_moe_layers(moe_files, in, framework));
+      report_moe(model.moe_gemm);
+      util::write_file_atomically(out, model.to_yaml());
+      std::cerr << "wrote " << out << "\n";
+      return kExitOk;
+    });
+  }
   return run_reporting_errors([&] {
     if (!holdout.empty()) parse_fold("--holdout-fold", holdout, in, true);
     auto rows = load_measurements(in);
@@ -114,6 +159,11 @@ int cmd_calibrate(const std::vector<std::string>& args) {
                          (models.empty() ? "" : ", models " + models) +
                          (backend.empty() ? "" : ", " + backend + " attention only") + ")";
     if (!backend.empty()) kernels::keep_fitted_attention(model, rows, backend);
+    if (!moe_files.empty()) {
+      if (!backend.empty()) throw std::invalid_argument("--moe with --attention-backend: a backend's file holds attention only");
+      model.moe_gemm = kernels::fit_moe_gemm_correction(model, load_moe_layers(moe_files, in, framework));
+      report_moe(model.moe_gemm);
+    }
     util::write_file_atomically(out, model.to_yaml());
     for (std::size_t c = 0; c < kernels::kNumKernelClasses; ++c) {
       const auto cls = static_cast<kernels::KernelClass>(c);

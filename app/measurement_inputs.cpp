@@ -43,6 +43,25 @@ std::vector<kernels::Measurement> load_measurements(const MeasurementInputs& in)
   return out;
 }
 
+std::vector<kernels::MoeLayerMeasurement> load_moe_layers(const std::vector<std::string>& files,
+                                                          const MeasurementInputs& in, const std::string& framework) {
+  std::vector<kernels::MoeLayerMeasurement> out;
+  std::size_t read = 0;
+  for (const auto& f : files)
+    for (auto& l : kernels::read_moe_layers(f)) {
+      ++read;
+      if (!in.gpu.empty() && l.gpu != in.gpu) continue;
+      if (!framework.empty() && l.framework != framework) continue;
+      if (in.folds > 0 && (in.fold_set.count(kernels::moe_layer_fold(l.shape, in.folds)) > 0) == in.fold_out) continue;
+      out.push_back(std::move(l));
+    }
+  if (!files.empty() && out.empty())
+    throw std::invalid_argument("--moe: no MoE layer rows left" + (in.gpu.empty() ? std::string() : " of GPU " + in.gpu) +
+                                (framework.empty() ? std::string() : " under " + framework) + " after filtering (" +
+                                std::to_string(read) + " read)");
+  return out;
+}
+
 void parse_fold(const std::string& option, const std::string& text, MeasurementInputs& in, bool fold_out) {
   const auto slash = text.find('/');
   const auto number = [&](const std::string& part) {

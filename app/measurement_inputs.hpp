@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/moe_layer.hpp"
 #include "kernels/sweep.hpp"
 
 namespace ks::app {
@@ -27,6 +28,12 @@ void parse_fold(const std::string& option, const std::string& text, MeasurementI
 
 // Throws kernels::CsvError for unreadable inputs; std::invalid_argument if nothing is left.
 std::vector<kernels::Measurement> load_measurements(const MeasurementInputs& in);
+
+// The MoE layer rows (kernels/moe_layer.hpp) of `in.gpu` in `files`, of engine `framework` when
+// given, in the folds `in` selects (kernels::moe_layer_fold); std::invalid_argument if files were
+// given and no row is left.
+std::vector<kernels::MoeLayerMeasurement> load_moe_layers(const std::vector<std::string>& files,
+                                                          const MeasurementInputs& in, const std::string& framework);
 
 std::set<std::string> split_models(const std::string& comma_list);
 

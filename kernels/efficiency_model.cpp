@@ -365,6 +365,9 @@ KernelCost EfficiencyModel::cost(const Kernel& kernel, const GpuSpec& gpu, const
   const ParametricTerms terms = parametric_terms(f, p);
   const double parametric = terms.floor + terms.body();
   c.seconds = corrected_seconds(parametric, f, p);
+  // The expert GEMMs of an engine's fused MoE, learned from whole layers; a factor on the GEMM
+  // class's time, so it keeps the split below and every spec change moves it as the bound says.
+  if (const double z = moe_gemm.log_factor(kernel); z != 0.0) c.seconds *= std::exp(z);
   // The learned correction scales the kernel's whole time, so the launch floor takes its share:
   // the launch part can then never exceed the time (a large decode attention, whose grid-size
   // launch term is big, came out with a negative body), and the correction leaves the split
@@ -445,7 +448,27 @@ std::string EfficiencyModel::to_yaml() const {
     }
     out << YAML::EndMap;
   }
-  out << YAML::EndMap << YAML::EndMap;
+  out << YAML::EndMap;
+  if (moe_gemm.layers > 0) {
+    const MoeGemmCorrection& c = moe_gemm;
+    out << YAML::Key << "moe_gemm_correction" << YAML::Value << YAML::BeginMap;
+    out << YAML::Key << "layers" << YAML::Value << c.layers << YAML::Key << "skipped" << YAML::Value << c.skipped;
+    out << YAML::Key << "uncorrected_cv_mape_pct" << YAML::Value << c.uncorrected_cv_mape;
+    if (c.selection.folds > 0) {
+      out << YAML::Key << "selection" << YAML::Value << YAML::Flow << YAML::BeginMap;
+      out << YAML::Key << "folds" << YAML::Value << c.selection.folds << YAML::Key << "families" << YAML::Value
+          << c.selection.families << YAML::Key << "cv_mape_pct" << YAML::Value << c.selection.cv_mape << YAML::Key
+          << "depth" << YAML::Value << c.selection.options.depth << YAML::Key << "learning_rate" << YAML::Value
+          << c.selection.options.learning_rate << YAML::Key << "trees" << YAML::Value << c.selection.options.trees;
+      out << YAML::EndMap;
+    }
+    if (!c.trees.empty()) {
+      out << YAML::Key << "trees" << YAML::Value;
+      c.trees.emit(out);
+    }
+    out << YAML::EndMap;
+  }
+  out << YAML::EndMap;
   return std::string(out.c_str()) + "\n";
 }
 
@@ -548,6 +571,31 @@ EfficiencyModel EfficiencyModel::from_yaml(const std::string& text, const std::s
         } catch (const std::runtime_error& e) {
           throw std::runtime_error(std::string("classes.") + kClassNames[c] + "." + e.what());
         }
+      }
+    }
+    // Files from before the MoE correction have none: expert GEMMs are priced as dense GEMMs.
+    if (const YAML::Node moe = root["moe_gemm_correction"]) {
+      MoeGemmCorrection& c = m.moe_gemm;
+      c.layers = moe["layers"].as<std::size_t>();
+      c.skipped = moe["skipped"].as<std::size_t>();
+      c.uncorrected_cv_mape = moe["uncorrected_cv_mape_pct"].as<double>();
+      if (const YAML::Node sel = moe["selection"]) {  // a record of the calibration
+        c.selection.folds = sel["folds"].as<std::size_t>();
+        c.selection.families = sel["families"].as<std::size_t>();
+        c.selection.cv_mape = sel["cv_mape_pct"].as<double>();
+        c.selection.options.depth = sel["depth"].as<int>();
+        c.selection.options.learning_rate = sel["learning_rate"].as<double>();
+        c.selection.options.trees = sel["trees"].as<int>();
+      }
+      if (moe["trees"]) {
+        try {
+          c.trees = BoostedTrees::parse(moe["trees"]);
+        } catch (const std::runtime_error& e) {
+          throw std::runtime_error(std::string("moe_gemm_correction.trees: ") + e.what());
+        }
+        if (c.trees.dims() != MoeGemmCorrection::kFeatures)
+          throw std::runtime_error("moe_gemm_correction.trees: " + std::to_string(c.trees.dims()) +
+                                   " features, expected " + std::to_string(MoeGemmCorrection::kFeatures));
       }
     }
   } catch (const YAML::Exception& e) {  // "yaml-cpp: error at line 3, column 17: bad conversion"

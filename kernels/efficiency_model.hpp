@@ -29,6 +29,7 @@
 #include "kernels/boosted_trees.hpp"
 #include "kernels/gpu_spec.hpp"
 #include "kernels/kernel.hpp"
+#include "kernels/moe_correction.hpp"
 #include "kernels/measured_families.hpp"
 #include "kernels/roofline.hpp"
 
@@ -243,6 +244,9 @@ class EfficiencyModel {
   // A backend's own attention calibration (`calibrate --attention-backend`): that backend's name;
   // only its fitted attention classes are meant to be used (with_attention_classes_of).
   std::string attention_backend;
+  // Grouped expert GEMMs as the engine's fused MoE runs them, fitted on whole MoE layers
+  // (moe_fit.hpp); empty: priced as dense GEMMs.
+  MoeGemmCorrection moe_gemm;
 
   // This model with the fitted attention classes (prefill, decode) of `backend_model` instead of
   // its own.

@@ -21,19 +21,37 @@ ErrorStats error_stats(const std::vector<double>& e) {
 }
 
 ValidationReport evaluate(const std::vector<Measurement>& rows, const Predictor& tier, const Predictor& roofline) {
+  return evaluate(evaluate_rows(rows, tier, roofline));
+}
+
+std::vector<ScoredRow> evaluate_rows(const std::vector<Measurement>& rows, const Predictor& tier,
+                                     const Predictor& roofline) {
+  std::vector<ScoredRow> scored;
+  scored.reserve(rows.size());
+  for (const Measurement& m : rows) {
+    ScoredRow s;
+    s.label = m.label.empty() ? m.shape.op : m.label;
+    // Class and dtype: "gemm bf16", "gemm fp8", "attention_prefill bf16", "elementwise fp16".
+    s.group = kernel_group(m.kernel.op);
+    s.cls = (s.group == "attention" ? m.shape.op : s.group) + " " + std::string(dtype_name(m.shape.dtype));
+    s.measured = m.seconds;
+    s.tier = tier(m);
+    s.roofline = roofline(m);
+    scored.push_back(std::move(s));
+  }
+  return scored;
+}
+
+ValidationReport evaluate(const std::vector<ScoredRow>& rows) {
   struct Errors {
     std::vector<double> tier, roof;
   };
   std::map<std::string, Errors> labels, groups, classes;
   Errors all;
-  for (const Measurement& m : rows) {
-    const double et = 100.0 * std::fabs(tier(m) - m.seconds) / m.seconds;
-    const double er = 100.0 * std::fabs(roofline(m) - m.seconds) / m.seconds;
-    const std::string label = m.label.empty() ? m.shape.op : m.label;
-    // Class and dtype: "gemm bf16", "gemm fp8", "attention_prefill bf16", "elementwise fp16".
-    const std::string group = kernel_group(m.kernel.op);
-    const std::string cls = (group == "attention" ? m.shape.op : group) + " " + std::string(dtype_name(m.shape.dtype));
-    for (Errors* e : {&labels[label], &groups[group], &classes[cls], &all}) {
+  for (const ScoredRow& m : rows) {
+    const double et = 100.0 * std::fabs(m.tier - m.measured) / m.measured;
+    const double er = 100.0 * std::fabs(m.roofline - m.measured) / m.measured;
+    for (Errors* e : {&labels[m.label], &groups[m.group], &classes[m.cls], &all}) {
       e->tier.push_back(et);
       e->roof.push_back(er);
     }

@@ -26,6 +26,18 @@ using Predictor = std::function<double(const Measurement&)>;  // seconds
 
 ValidationReport evaluate(const std::vector<Measurement>& rows, const Predictor& tier, const Predictor& roofline);
 
+// One measurement already priced: what a report files it under, and the three times (seconds).
+struct ScoredRow {
+  std::string label;  // operator ("attn_pre_proj", "gemm", "moe_layer", ...)
+  std::string cls;    // class and dtype ("gemm bf16", "moe fp8", ...)
+  std::string group;  // "gemm", "attention", "elementwise", "moe"
+  double measured = 0, tier = 0, roofline = 0;
+};
+ValidationReport evaluate(const std::vector<ScoredRow>& rows);
+// The measurements priced by both predictors, filed as evaluate(rows, tier, roofline) files them.
+std::vector<ScoredRow> evaluate_rows(const std::vector<Measurement>& rows, const Predictor& tier,
+                                     const Predictor& roofline);
+
 ErrorStats error_stats(const std::vector<double>& abs_pct_errors);
 
 // The table `kernelsight validate` prints; its last line is

@@ -58,7 +58,10 @@ for pair in h100_sxm:h100_sxm h200:h200_sxm b200:b200_sxm l40s:l40s; do
   # where one was measured: the engine tables have none.
   own=(); [ -f "$D/sweeps/$gpu.sarathi-fp16.csv" ] && own=(--sweep "$D/sweeps/$gpu.sarathi-fp16.csv")
   for e in "${ENGINES[@]}"; do
-    "$K" calibrate --gpu "$gpu" --framework "$e" --sweep "$A/$sys.$e.csv" "${own[@]}" -o "$C/target_$gpu.$e.yaml"
+    # The GPU's whole MoE layers under the engine (AIConfigurator's moe_perf), where measured: the
+    # expert-GEMM correction (kernels/moe_fit.hpp), kept where it cross-validates.
+    moe=(); [ -f "$D/moe/aiconfigurator/$sys.$e.csv" ] && moe=(--moe "$D/moe/aiconfigurator/$sys.$e.csv")
+    "$K" calibrate --gpu "$gpu" --framework "$e" --sweep "$A/$sys.$e.csv" "${own[@]}" "${moe[@]}" -o "$C/target_$gpu.$e.yaml"
     # A table that measured one attention kernel source needs no backend file (the engine file
     # records its backend); one that measured several gets a file per backend.
     sources=$(awk -F, 'NR > 1 && $5 ~ /^attention/ { print $21 }' "$A/$sys.$e.csv" | sort -u | wc -l)

@@ -7,6 +7,8 @@
 #             the shape families, validated on the third left out
 #   target    H100, H200, B200, L40S x TensorRT-LLM, vLLM, SGLang (AIConfigurator's tables): calibrated
 #             on two thirds of the shape families, validated on the third left out (fold 0 of 3)
+#   target    whole MoE layers (AIConfigurator's moe_perf tables): the shipped target calibration's
+#             expert-GEMM correction refitted on two thirds of the layer families, scored on the third
 #   cross-gen each measured GPU predicted from a model fitted without any GPU of its generation
 #             (the full leave-one-generation-out table: scripts/validate_transfer.sh)
 set -euo pipefail
@@ -136,6 +138,70 @@ MD
     done
   done
 } >>"$TMP/doc.md"
+
+cat >>"$TMP/doc.md" <<'MD'
+
+## Target tier: whole MoE layers, held-out layer families
+
+AIConfigurator's `moe_perf` tables (`data/moe/aiconfigurator/`, `kernels/moe_layer.hpp`): one rank's routed
+experts timed whole under each engine, balanced routing, priced as the sum of the kernels the simulator
+runs for the layer. Each table is split into 3 folds by layer family (hidden, inter, top-k, experts, tp,
+ep, dtype; `kernels::moe_layer_fold`). The shipped target calibration of the GPU and engine gets its
+expert-GEMM correction refitted on folds 1-2 (`kernelsight calibrate --calibration <file> --moe <table>
+--holdout-fold 0/3`, kept only where its cross-validation over those folds' families beats no correction)
+and fold 0 is scored (`validate --moe <table> --fold 0/3`), beside the same file without the correction
+(`--without-moe-correction`). The A100's target file is engine-neutral and gets no correction. `moe`:
+experts split tp ways (what the correction is fitted on); `moe-ep`: spread over ep > 1 ranks. MAPE % of
+the target tier with / without the correction / of the roofline (rows).
+
+MD
+M="$KS_ROOT/data/moe/aiconfigurator"
+{
+  for spec in a100_sxm_80gb:a100_sxm h100_sxm:h100_sxm h200:h200_sxm b200:b200_sxm l40s:l40s; do
+    gpu="${spec%%:*}" sys="${spec##*:}"
+    for e in trtllm vllm sglang; do
+      [ -f "$M/$sys.$e.csv" ] || continue
+      cal="$KS_ROOT/data/calibration/target_$gpu.$e.yaml"
+      if [ -f "$cal" ]; then
+        "$K" calibrate --gpu "$gpu" --framework "$e" --calibration "$cal" --moe "$M/$sys.$e.csv" --holdout-fold 0/3 \
+          -o "$TMP/m.yaml" 2>"$TMP/m.log"
+        kept=$(grep -c ": kept" "$TMP/m.log" || true)
+      else
+        cp "$KS_ROOT/data/calibration/target_$gpu.yaml" "$TMP/m.yaml"
+        kept=0
+      fi
+      with=$("$K" validate --gpu "$gpu" --tier target --calibration "$TMP/m.yaml" --moe "$M/$sys.$e.csv" --fold 0/3 2>/dev/null)
+      without=$("$K" validate --gpu "$gpu" --tier target --calibration "$TMP/m.yaml" --moe "$M/$sys.$e.csv" --fold 0/3 \
+        --without-moe-correction 2>/dev/null)
+      paste <(echo "$with" | awk '/^\{/ { gsub(/[{}]/, ""); print $1 " " $2, $3, $4, $6 }') \
+        <(echo "$without" | awk '/^\{/ { print $4 }') | awk -v gpu="$gpu" -v e="$e" -v kept="$kept" '{ print gpu, e, $1, $2, $3, $4, $6, $5, kept }'
+    done
+  done
+} >"$TMP/moe_rows.txt"
+python3 - "$TMP/moe_rows.txt" >>"$TMP/doc.md" <<'PY'
+import sys, collections
+rows = [l.split() for l in open(sys.argv[1]) if l.strip()]
+gpus = []
+for r in rows:
+    if r[0] not in gpus: gpus.append(r[0])
+agg = collections.defaultdict(lambda: [0, 0.0, 0.0, 0.0])
+for gpu, e, cls, dt, n, tm, wo, rm, kept in rows:
+    a = agg[(gpu, cls + " " + dt)]; n = int(n)
+    a[0] += n; a[1] += n * float(tm); a[2] += n * float(wo); a[3] += n * float(rm)
+print("| class | " + " | ".join(gpus) + " |")
+print("|---|" + "---|" * len(gpus))
+for c in sorted({r[2] + " " + r[3] for r in rows}):
+    cells = []
+    for g in gpus:
+        a = agg[(g, c)]
+        cells.append(f"{a[1]/a[0]:.1f} / {a[2]/a[0]:.1f} / {a[3]/a[0]:.1f} ({a[0]})" if a[0] else "–")
+    print(f"| {c} | " + " | ".join(cells) + " |")
+print()
+print("| GPU | engine | correction kept | class | rows | with | without | roofline |")
+print("|---|---|---|---|---|---|---|---|")
+for gpu, e, cls, dt, n, tm, wo, rm, kept in rows:
+    print(f"| {gpu} | {e} | {'yes' if kept != '0' else 'no'} | {cls} {dt} | {n} | {tm} | {wo} | {rm} |")
+PY
 
 printf '\n## Cross-generation tier: no measurement of the predicted GPU or its generation\n' >>"$TMP/doc.md"
 section "A100 predicted without Ampere data" "$K" validate --gpu a100_sxm_80gb --tier cross-gen --leave-out a40 --sweep "$S/a100_sxm_80gb.vidur.csv"

@@ -24,10 +24,21 @@ for gen in "${GENERATIONS[@]}"; do
       awk -v gen="$gen" -v fw="$fw" -v gpu="$gpu" '/^\{/ { gsub(/[{}]/, ""); print gen, fw, gpu, $1, $2, $3, $4, $5, $6, $7 }'
   done
 done >"$WORK/rows.txt"
+# Whole MoE layers, priced as the sum of the kernels the simulator runs for them, by the same fits.
+for gen in "${GENERATIONS[@]}"; do
+  for item in ${MOE[$gen]}; do
+    IFS=: read -r fw gpu file <<<"$item"
+    cal="$WORK/cg_${gen}_${fw}.yaml"
+    [ -f "$cal" ] || "$B" calibrate --cross-gen --leave-out "${GPUS[$gen]}" --framework "$fw" -o "$cal" 2>/dev/null
+    "$B" validate --gpu "$gpu" --tier cross-gen --calibration "$cal" --moe "$file" 2>/dev/null |
+      awk -v gen="$gen" -v fw="$fw" -v gpu="$gpu" '/^\{/ { gsub(/[{}]/, ""); print gen, fw, gpu, $1, $2, $3, $4, $5, $6, $7 }'
+  done
+done >"$WORK/moe_rows.txt"
 
-python3 - "$WORK/rows.txt" "$OUT" <<'PY'
+python3 - "$WORK/rows.txt" "$OUT" "$WORK/moe_rows.txt" <<'PY'
 import sys, collections
 rows = [l.split() for l in open(sys.argv[1]) if l.strip()]
+moe_rows = [l.split() for l in open(sys.argv[3]) if l.strip()]
 # gen fw gpu class dtype n tier_mape tier_med roof_mape roof_med
 agg = collections.defaultdict(lambda: [0, 0.0, 0.0])
 for gen, fw, gpu, cls, dt, n, tm, tmed, rm, rmed in rows:
@@ -58,6 +69,30 @@ out.append("| **all** | " + " | ".join(f"**{tot[g][1]/tot[g][0]:.1f}** / {tot[g]
 out += ["", "Per GPU and engine (MAPE % tier / roofline):", "", "| generation | engine | GPU | class | rows | tier | roofline |", "|---|---|---|---|---|---|---|"]
 for gen, fw, gpu, cls, dt, n, tm, tmed, rm, rmed in rows:
     out.append(f"| {gen} | {fw if fw != '-' else 'any'} | {gpu} | {cls} {dt} | {n} | {float(tm):.1f} | {float(rm):.1f} |")
+head = len(out)
+# MoE layers: a table of their own, outside "all" (a layer is several kernels, none fitted on it).
+magg = collections.defaultdict(lambda: [0, 0.0, 0.0])
+for gen, fw, gpu, cls, dt, n, tm, tmed, rm, rmed in moe_rows:
+    a = magg[(gen, f"{cls} {dt}")]; a[0] += int(n); a[1] += int(n) * float(tm); a[2] += int(n) * float(rm)
+out += ["", "## MoE layers, generation left out", "",
+        "AIConfigurator's `moe_perf` tables (`data/moe/aiconfigurator/`, `kernels/moe_layer.hpp`): one rank's routed",
+        "experts timed whole under each engine, balanced routing. Each layer is priced as the sum of the kernels",
+        "the simulator runs for it (top-k, grouped gate/up GEMM, SwiGLU, grouped down GEMM, weighted sum) by the",
+        "same per-engine fits as above, which never saw a MoE layer (the cross-gen tier has no MoE correction:",
+        "docs/kernel-model.md, \"MoE layers\"). `moe`: experts split tp ways;",
+        "`moe-ep`: spread over ep > 1 ranks (the collectors feed every token to the rank; see",
+        "docs/kernel-model.md, \"MoE layers\"). Cells: MAPE % of the cross-gen tier / of the roofline (rows).", "",
+        "| class | " + " | ".join(gens) + " |", "|---|" + "---|" * len(gens)]
+for c in sorted({k[1] for k in magg}):
+    cells = []
+    for g in gens:
+        a = magg.get((g, c))
+        cells.append(f"{a[1]/a[0]:.1f} / {a[2]/a[0]:.1f} ({a[0]})" if a else "–")
+    out.append(f"| {c} | " + " | ".join(cells) + " |")
+out += ["", "| generation | engine | GPU | class | rows | tier | roofline |", "|---|---|---|---|---|---|---|"]
+for gen, fw, gpu, cls, dt, n, tm, tmed, rm, rmed in moe_rows:
+    out.append(f"| {gen} | {fw} | {gpu} | {cls} {dt} | {n} | {float(tm):.1f} | {float(rm):.1f} |")
 open(sys.argv[2], "w").write("\n".join(out) + "\n")
 print("\n".join(out[:12 + len(classes)]))
+print("\n".join(l for l in out[head:] if l.startswith("| moe")))
 PY

@@ -2,11 +2,14 @@
 // Converts AIConfigurator's per-kernel database (ai-dynamo/aiconfigurator, Apache-2.0,
 // aic-core/src/aiconfigurator_core/systems/data/<gpu>/<op>/<framework>/<version>/*.parquet)
 // into KernelSight's sweep CSVs (kernels/sweep.hpp, with the optional columns framework, version,
-// kernel_source, kv_dtype) and the collectives CSV (data/collectives/README.md).
+// kernel_source, kv_dtype), its MoE layer tables (kernels/moe_layer.hpp) and the collectives CSV
+// (data/collectives/README.md).
 //
 //   node scripts/aiconfigurator/convert.mjs --repo <checkout or bare git dir> \
-//        [--out data/sweeps/aiconfigurator] [--collectives data/collectives/aiconfigurator.csv] \
-//        [--gemm-permille 50] [--attention-permille 65] [--gpus a100_sxm,h100_sxm,h200_sxm,b200_sxm,l40s]
+//        [--out data/sweeps/aiconfigurator] [--moe-out data/moe/aiconfigurator] \
+//        [--collectives data/collectives/aiconfigurator.csv] [--gemm-permille 50] \
+//        [--attention-permille 65] [--moe-permille 100] [--moe-tp-permille 400]
+//        [--gpus a100_sxm,h100_sxm,h200_sxm,b200_sxm,l40s]
 //
 // Deterministic: the same repository commit and options give byte-identical files. See README.md
 // next to this script for what is selected and what is dropped.
@@ -45,9 +48,14 @@ function parseArgs(argv) {
   const opts = {
     repo: null,
     out: 'data/sweeps/aiconfigurator',
+    moeOut: 'data/moe/aiconfigurator',
     collectives: 'data/collectives/aiconfigurator.csv',
     gemmPermille: 50,
     attentionPermille: 65,
+    moePermille: 100,
+    // Families without expert parallelism (ep = 1) run on one GPU as the simulator runs them:
+    // sampled more densely.
+    moeTpPermille: 400,
     // b300_sxm and gb200 are opt-in: KernelSight has no GPU spec for them yet.
     gpus: ['a100_sxm', 'h100_sxm', 'h200_sxm', 'b200_sxm', 'l40s'],
   }
@@ -60,17 +68,20 @@ function parseArgs(argv) {
     if (a === '--repo') opts.repo = next()
     else if (a === '--out') opts.out = next()
     else if (a === '--collectives') opts.collectives = next()
+    else if (a === '--moe-out') opts.moeOut = next()
+    else if (a === '--moe-permille') opts.moePermille = Number(next())
+    else if (a === '--moe-tp-permille') opts.moeTpPermille = Number(next())
     else if (a === '--gemm-permille') opts.gemmPermille = Number(next())
     else if (a === '--attention-permille') opts.attentionPermille = Number(next())
     else if (a === '--gpus') opts.gpus = next().split(',')
     else if (a === '-h' || a === '--help') {
-      console.log(fs.readFileSync(new URL(import.meta.url)).toString().split('\n').slice(1, 12).join('\n'))
+      console.log(fs.readFileSync(new URL(import.meta.url)).toString().split('\n').slice(1, 15).join('\n'))
       process.exit(0)
     } else throw new Error(`unknown argument ${a}`)
   }
   for (const g of opts.gpus) if (!GPUS[g]) throw new Error(`--gpus: unknown system ${g} (known: ${Object.keys(GPUS).join(', ')})`)
   if (!opts.repo) throw new Error('--repo <aiconfigurator checkout or bare git dir> is required')
-  for (const k of ['gemmPermille', 'attentionPermille'])
+  for (const k of ['gemmPermille', 'attentionPermille', 'moePermille', 'moeTpPermille'])
     if (!(opts[k] >= 0 && opts[k] <= 1000)) throw new Error(`${k} must be in 0..1000`)
   return opts
 }
@@ -90,7 +101,7 @@ function resolveData(repo, gpus) {
   const tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'aic-'))
   const wanted = []
   for (const gpu of gpus)
-    for (const op of ['gemm', 'attention', 'comm'])
+    for (const op of ['gemm', 'attention', 'moe', 'comm'])
       if (git('ls-tree', '--name-only', 'HEAD', `${DATA_DIR}/${gpu}/${op}`).trim()) wanted.push(`${DATA_DIR}/${gpu}/${op}`)
   const tar = path.join(tmp, 'data.tar')
   execFileSync('git', ['-C', repo, 'archive', '-o', tar, 'HEAD', ...wanted])
@@ -248,6 +259,48 @@ async function convertAttention(file, phase, gpu, fw, version, opts, stats) {
   return out
 }
 
+// MoE layers (moe/<framework>/<version>/moe_perf.parquet): one rank's routed experts, timed whole
+// (the collectors feed router logits, then run the engine's fused MoE: top-k, the grouped gate/up
+// GEMM, the activation, the grouped down GEMM and the weighted sum). Kept: balanced routing (what
+// KernelSight's uniform-routing model prices), 16-bit and per-tensor fp8 experts, SwiGLU experts.
+const MOE_HEADER = 'gpu,source,dtype,tokens,hidden,inter,top_k,experts,tp,ep,time_us,framework,version,kernel_source'
+const MOE_DTYPES = { bfloat16: 'bf16', fp8: 'fp8' }
+
+async function convertMoe(file, gpu, fw, version, opts, stats) {
+  const out = []
+  for (const r of await readParquet(file, version)) {
+    if (r.distribution !== 'balanced') {
+      count(stats.dropped, `moe distribution ${String(r.distribution).replace(/_[0-9.]+$/, '')}`)
+      continue
+    }
+    const dtype = MOE_DTYPES[r.moe_dtype]
+    if (!dtype) {
+      count(stats.dropped, `moe dtype ${r.moe_dtype}`)
+      continue
+    }
+    // Relu2 experts (no gate) and the SwiGLU-approximated-by-SiLU Marlin rows are not the SwiGLU
+    // layer the simulator prices.
+    if (/nongated|situ/.test(r.kernel_source)) {
+      count(stats.dropped, `moe kernel_source ${r.kernel_source}`)
+      continue
+    }
+    const family = [r.hidden_size, r.inter_size, r.topk, r.num_experts, r.moe_tp_size, r.moe_ep_size, r.moe_dtype].join('/')
+    if (!keepFamily(family, Number(r.moe_ep_size) === 1 ? opts.moeTpPermille : opts.moePermille)) {
+      count(stats.dropped, 'moe hidden/inter/topk/experts/tp/ep/dtype family not sampled')
+      continue
+    }
+    if (!(r.latency > 0)) {
+      count(stats.dropped, 'non-positive latency')
+      continue
+    }
+    const cells = [gpu, `aic-${fw}-${dtype}`, dtype, r.num_tokens, r.hidden_size, r.inter_size, r.topk, r.num_experts,
+      r.moe_tp_size, r.moe_ep_size, us(r.latency), fw, version, r.kernel_source].map(String)
+    for (const c of cells) if (/[,"\n]/.test(c)) throw new Error(`cell needs quoting: ${c}`)
+    out.push(cells.join(','))
+  }
+  return out
+}
+
 const COLLECTIVES_HEADER = 'source,setup,gpu,collective,num_workers,devices_per_node,groups,size_bytes,time_us'
 const COLLECTIVE_NAMES = { all_reduce: 'all_reduce', all_gather: 'all_gather', reduce_scatter: 'reduce_scatter', alltoall: 'all_to_all' }
 
@@ -280,6 +333,15 @@ async function main() {
               : await convertAttention(found.file, kind, gpu, fw, found.version, opts, stats)
           summary.push({ gpu: aic, fw, table: file.replace('.parquet', ''), version: found.version, rows: got.length })
           rows.push(...got)
+        }
+        const moe = newestWithTable(path.join(dir, aic, 'moe', fw), 'moe_perf.parquet')
+        if (moe) {
+          const got = await convertMoe(moe.file, gpu, fw, moe.version, opts, stats)
+          summary.push({ gpu: aic, fw, table: 'moe_perf', version: moe.version, rows: got.length })
+          if (got.length) {
+            fs.mkdirSync(opts.moeOut, { recursive: true })
+            fs.writeFileSync(path.join(opts.moeOut, `${aic}.${fw}.csv`), [MOE_HEADER, ...got].join('\n') + '\n')
+          }
         }
         if (!rows.length) continue
         const outFile = path.join(opts.out, `${aic}.${fw}.csv`)

@@ -15,4 +15,13 @@ declare -A SWEEPS=(
   [blackwell]="trtllm:b200:$S/aiconfigurator/b200_sxm.trtllm.csv vllm:b200:$S/aiconfigurator/b200_sxm.vllm.csv sglang:b200:$S/aiconfigurator/b200_sxm.sglang.csv -:b200:$S/xla_gemm.csv"
   [cdna4]="-:mi355x:$S/xla_gemm.csv"
 )
+# Whole MoE layers of that generation (engine:gpu:file; kernels/moe_layer.hpp): scored, never fitted.
+M="$(dirname "$S")/moe/aiconfigurator"
+declare -A MOE=(
+  [ampere]="sglang:a100_sxm_80gb:$M/a100_sxm.sglang.csv"
+  [ada]="trtllm:l40s:$M/l40s.trtllm.csv vllm:l40s:$M/l40s.vllm.csv sglang:l40s:$M/l40s.sglang.csv"
+  [hopper]="trtllm:h100_sxm:$M/h100_sxm.trtllm.csv vllm:h100_sxm:$M/h100_sxm.vllm.csv sglang:h100_sxm:$M/h100_sxm.sglang.csv trtllm:h200:$M/h200_sxm.trtllm.csv vllm:h200:$M/h200_sxm.vllm.csv sglang:h200:$M/h200_sxm.sglang.csv"
+  [blackwell]="vllm:b200:$M/b200_sxm.vllm.csv sglang:b200:$M/b200_sxm.sglang.csv"
+  [cdna4]=""
+)
 GENERATIONS=(ampere ada hopper blackwell cdna4)

@@ -249,3 +249,62 @@ TEST(KernelsCli, ImportCalibrateValidateRoundTrip) {
   EXPECT_LT(tier, 5.0);
   EXPECT_GT(roof, 20.0);  // the roofline misses the 60% efficiency entirely
 }
+
+// `validate --moe` scores whole MoE layers, each priced as the sum of the kernels the simulator runs
+// for it, in classes of their own; a GPU without rows in the files is an error.
+TEST(KernelsCli, ValidateScoresWholeMoeLayers) {
+  TempDir t;
+  std::ofstream(t.path / "moe.csv")
+      << "gpu,source,dtype,tokens,hidden,inter,top_k,experts,tp,ep,time_us,framework,version,kernel_source\n"
+         "h100_sxm,aic-trtllm-bf16,bf16,4096,4096,14336,2,8,1,1,4000,trtllm,1.3,cutlass\n"
+         "h100_sxm,aic-trtllm-bf16,bf16,64,4096,14336,2,8,1,4,90,trtllm,1.3,cutlass\n"
+         "b200,aic-trtllm-bf16,bf16,64,4096,14336,2,8,1,1,60,trtllm,1.3,cutlass\n";
+  const std::string moe = (t.path / "moe.csv").string();
+  const Result r = kernelsight("validate --gpu h100_sxm --tier roofline --moe " + moe + " --moe-rows-out " +
+                               (t.path / "rows.csv").string());
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("{moe bf16}                       1"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("{moe-ep bf16}                    1"), std::string::npos) << r.out;
+  const std::vector<std::string> lines = first_lines(t.path / "rows.csv", 4);
+  EXPECT_EQ(lines[0], "gpu,framework,kernel_source,dtype,tokens,hidden,inter,top_k,experts,tp,ep,measured_us,"
+                      "predicted_us,roofline_us");
+  EXPECT_TRUE(lines[3].empty()) << "the B200 row is not the H100's";
+  // 8192 routed rows through 8 experts' gate/up (4096 -> 2 x 14336) and down GEMMs: 2.886e12 FLOP at
+  // the H100's 989.4 dense BF16 TFLOP/s; SwiGLU reads two and writes one 8192 x 14336 bf16 tensor and
+  // the weighted sum reads 8192 rows and writes 4096 at 3.35 TB/s; five launches of 2 us.
+  const double gemms_us = 2.0 * 8192 * 4096 * 14336 * 3 / 989.4e12 * 1e6;
+  const double silu_us = 3.0 * 8192 * 14336 * 2 / 3.35e12 * 1e6;
+  const double sum_us = (8192.0 + 4096.0) * 4096 * 2 / 3.35e12 * 1e6;
+  const std::string& big = lines[1];
+  const double roof = std::stod(big.substr(big.rfind(',') + 1));
+  EXPECT_NEAR(roof, gemms_us + silu_us + sum_us + 5 * 2.0, 2.0);
+  const Result none = kernelsight("validate --gpu a100_sxm_80gb --tier roofline --moe " + moe);
+  EXPECT_NE(none.status, 0);
+  EXPECT_NE(none.out.find("no MoE layer rows left of GPU a100_sxm_80gb"), std::string::npos) << none.out;
+}
+
+// `calibrate --calibration F --moe T` fits a target file's expert-GEMM correction on a GPU's MoE
+// layers and writes it; the correction belongs to one GPU's engine, not to the cross-gen model.
+TEST(KernelsCli, CalibrateFitsTheMoeCorrectionOfATargetFile) {
+  TempDir t;
+  const std::string src = KS_SOURCE_DIR;
+  const std::string moe = src + "/data/moe/aiconfigurator/l40s.trtllm.csv";
+  const Result r = kernelsight("calibrate --gpu l40s --framework trtllm --calibration " + src +
+                               "/data/calibration/target_l40s.trtllm.yaml --moe " + moe + " --holdout-fold 0/3 -o " +
+                               (t.path / "m.yaml").string());
+  ASSERT_EQ(r.status, 0) << r.out;
+  EXPECT_NE(r.out.find("moe_gemm correction: "), std::string::npos) << r.out;
+  EXPECT_NE(read(t.path / "m.yaml").find("moe_gemm_correction:"), std::string::npos);
+  const std::string validate = "validate --gpu l40s --tier target --calibration " + (t.path / "m.yaml").string() +
+                               " --moe " + moe + " --fold 0/3";
+  const Result with = kernelsight(validate), without = kernelsight(validate + " --without-moe-correction");
+  ASSERT_EQ(with.status, 0) << with.out;
+  ASSERT_EQ(without.status, 0) << without.out;
+  EXPECT_NE(with.out, without.out);
+  const Result cross = kernelsight("calibrate --cross-gen --framework trtllm --moe " + moe + " -o " + (t.path / "c.yaml").string());
+  EXPECT_EQ(cross.status, 2) << cross.out;
+  EXPECT_NE(cross.out.find("not the cross-gen model"), std::string::npos) << cross.out;
+  const Result alone = kernelsight("calibrate --gpu l40s --calibration " + (t.path / "m.yaml").string() + " -o " +
+                                   (t.path / "x.yaml").string());
+  EXPECT_EQ(alone.status, 2) << alone.out;
+}
