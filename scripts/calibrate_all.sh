@@ -6,7 +6,9 @@
 #   cross_gen[.<engine>].yaml                    every GPU's sweeps
 #   cross_gen_without_<generation>[.<engine>].yaml  every GPU of that generation left out: what a GPU of
 #                                                that generation gets in the cross-gen tier
-#   target_<gpu>[.<engine>].yaml                 the target tier: fitted on the GPU's own sweep
+#   target_<gpu>[.<engine>].yaml                 the target tier: fitted on the GPU's own sweep (and, for an
+#                                                engine whose MoE layers were measured on it, its
+#                                                expert-GEMM correction: data/moe/aiconfigurator/)
 # <engine> (trtllm, vllm, sglang): attention and GEMM classes fitted on that engine's kernels
 # (AIConfigurator's tables); the engine profile of a scenario picks its engine's files.
 #   <file>.attention-<backend>.yaml              the attention classes of one attention backend (fa2,
