@@ -11,8 +11,8 @@
 // same rows: a choice made inside the training data.
 //
 // Only layers whose experts are split tp ways (ep = 1) are fitted: under expert parallelism the
-// collectors feed every token to the rank while the simulator dispatches only its rows, so those
-// layers measure work the kernels do not describe. Layers whose GEMMs, as attributed, take under a
+// collectors run each rank's experts otherwise than the simulator's all-to-all dispatch
+// (moe_layer.hpp, moe_layer_class), so those layers measure work the kernels do not describe. Layers whose GEMMs, as attributed, take under a
 // quarter of the time are left out (counted in `skipped`): their attribution is mostly the other
 // kernels' error.
 #include <vector>

@@ -53,9 +53,10 @@ std::size_t moe_layer_fold(const MoeLayerShape& shape, std::size_t folds);
 
 // The class a validation report files the layer under: "moe bf16", "moe fp8" with the experts split
 // tp ways (every rank runs every expert), "moe-ep bf16", ... with them spread over ep > 1 ranks. The
-// collectors feed every token to the rank and its engine's kernel skips the other ranks' experts,
-// where the simulator's expert parallelism dispatches only the rank's rows (all-to-all): the
-// grouped GEMMs are the same, the work around them is not.
+// collectors run each rank's experts their own way (TensorRT-LLM's and vLLM's on every token, the
+// kernel skipping the other ranks' experts; SGLang's on the rank's tokens in DeepEP's masked
+// per-expert buffers), where the simulator's expert parallelism dispatches only the rank's rows
+// (all-to-all): the rows through the grouped GEMMs agree, the work around them does not.
 std::string moe_layer_class(const MoeLayerShape& shape);
 
 }  // namespace ks::kernels

@@ -80,7 +80,7 @@ out += ["", "## MoE layers, generation left out", "",
         "the simulator runs for it (top-k, grouped gate/up GEMM, SwiGLU, grouped down GEMM, weighted sum) by the",
         "same per-engine fits as above, which never saw a MoE layer (the cross-gen tier has no MoE correction:",
         "docs/kernel-model.md, \"MoE layers\"). `moe`: experts split tp ways;",
-        "`moe-ep`: spread over ep > 1 ranks (the collectors feed every token to the rank; see",
+        "`moe-ep`: spread over ep > 1 ranks (the collectors run a rank's experts otherwise than the simulator; see",
         "docs/kernel-model.md, \"MoE layers\"). Cells: MAPE % of the cross-gen tier / of the roofline (rows).", "",
         "| class | " + " | ".join(gens) + " |", "|---|" + "---|" * len(gens)]
 for c in sorted({k[1] for k in magg}):
