@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "base/util/csv.hpp"
+#include "kernels/gpu_spec.hpp"
 #include "kernels/step_decomposer.hpp"
 
 namespace ks::kernels {
@@ -91,6 +92,9 @@ std::vector<MoeLayerMeasurement> from_table(const CsvTable& t) {
     const auto dtype = parse_dtype(t.cell(r, "dtype"));
     if (!dtype || (*dtype != DType::BF16 && *dtype != DType::FP16 && *dtype != DType::FP8))
       t.fail(r, "dtype", "expected bf16, fp16 or fp8, got '" + t.cell(r, "dtype") + "'");
+    // A catalogue GPU without the dtype's peak cannot price the layer: said here, with the line.
+    if (const GpuSpec* gpu = find_builtin_gpu(m.gpu); gpu != nullptr && !gpu->supports(*dtype))
+      t.fail(r, "dtype", "GPU '" + m.gpu + "' has no " + std::string(dtype_name(*dtype)) + " peak in the catalogue");
     MoeLayerShape& s = m.shape;
     s.dtype = *dtype;
     s.tokens = positive_int(t, r, "tokens");

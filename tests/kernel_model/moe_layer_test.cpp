@@ -127,6 +127,11 @@ TEST(MoeLayer, BadRowsNameTheirLineAndColumn) {
   EXPECT_NE(error_of("h100_sxm,s,bf16,0,4096,14336,2,8,1,1,10\n").find("column 'tokens'"), std::string::npos);
   EXPECT_NE(error_of("h100_sxm,s,bf16,64,4096,14336,2,8,1,1,0\n").find("column 'time_us'"), std::string::npos);
   EXPECT_NE(error_of(",s,bf16,64,4096,14336,2,8,1,1,10\n").find("column 'gpu'"), std::string::npos);
+  // The A100 has no fp8 tensor cores: said with the line, not when the layer is priced.
+  EXPECT_NE(error_of("a100_sxm_80gb,s,fp8,64,4096,14336,2,8,1,1,10\n").find("moe.csv:2: column 'dtype': GPU "
+                                                                           "'a100_sxm_80gb' has no fp8 peak"),
+            std::string::npos)
+      << error_of("a100_sxm_80gb,s,fp8,64,4096,14336,2,8,1,1,10\n");
 }
 
 TEST(MoeLayer, EveryShippedTableLoadsWithCatalogueGpus) {
