@@ -76,15 +76,13 @@ int cmd_calibrate(const std::vector<std::string>& args) {
     std::cerr << "kernelsight calibrate: unknown --attention-backend '" << backend << "' (known: " << kernels::attention_backend_list() << ")\n";
     return kExitBadInput;
   }
-  if (cross_gen && !moe_files.empty()) {
-    // Engines run other MoE kernels on other generations (vLLM: Triton on L40S, FlashInfer's CUTLASS
-    // on Hopper, TensorRT-LLM's on Blackwell): a correction learned on some does not carry
-    // (docs/kernel-model.md, "MoE layers").
-    std::cerr << "kernelsight calibrate: --moe fits the target tier of one GPU (--gpu G), not the cross-gen model\n";
-    return kExitBadInput;
-  }
   if (cross_gen) {
     return run_reporting_errors([&] {
+      // Engines run other MoE kernels on other generations (vLLM: Triton on L40S, FlashInfer's
+      // CUTLASS on Hopper, TensorRT-LLM's on Blackwell): a correction learned on some does not
+      // carry (docs/kernel-model.md, "MoE layers").
+      if (!moe_files.empty())
+        throw std::invalid_argument("--moe fits the target tier of one GPU (--gpu G), not the cross-gen model");
       kernels::CrossGenOptions options;
       options.leave_out = split_gpus(leave_out);
       if (!in.gpu.empty()) options.leave_out.push_back(in.gpu);
@@ -119,12 +117,10 @@ int cmd_calibrate(const std::vector<std::string>& args) {
   }
   in.only_models = split_models(models);
   if (!base.empty()) {
-    if (moe_files.empty() || !in.sweeps.empty() || !in.vidur.empty() || !in.gemm_tables.empty() || !backend.empty()) {
-      std::cerr << "kernelsight calibrate: --calibration refits only the expert-GEMM correction: it takes --moe files and "
-                   "no kernel measurements or --attention-backend\n";
-      return kExitBadInput;
-    }
     return run_reporting_errors([&] {
+      if (moe_files.empty() || !in.sweeps.empty() || !in.vidur.empty() || !in.gemm_tables.empty() || !backend.empty())
+        throw std::invalid_argument("--calibration refits only the expert-GEMM correction: it takes --moe files and no "
+                                    "kernel measurements or --attention-backend");
       if (!holdout.empty()) parse_fold("--holdout-fold", holdout, in, true);
       kernels::EfficiencyModel model = kernels::EfficiencyModel::load(base);
       model.moe_gemm = kernels::fit_moe_gemm_correction(model, load_moe_layers(moe_files, in, framework));

@@ -44,6 +44,7 @@ std::string trace_scenario(const std::string& name) {
   return kScenario.substr(0, kScenario.find("workload:")) + "workload:\n  kind: trace\n  path: " + name + "\n";
 }
 
+const std::string kMoeHeader = "gpu,source,dtype,tokens,hidden,inter,top_k,experts,tp,ep,time_us\n";
 const std::string kSweepHeader = "gpu,source,model,label,op,dtype,m,n,k,batch,tokens,hidden,heads,kv_heads,head_dim,q_len,kv_len,time_us\n";
 const std::string kGoodSweep = kSweepHeader + "a40,x,,,gemm,bf16,128,4096,4096,,,,,,,,,50\n";
 
@@ -230,6 +231,15 @@ std::vector<BadInput> catalogue() {
        {"--holdout-fold one/3", "expected FOLD/FOLDS"}},
       {"UnknownLeftOutGpu", {}, "calibrate --cross-gen --leave-out h100_sxm,h900 -o c.yaml",
        {"unknown GPU 'h900'", "kernelsight list"}},
+      // MoE layer tables (kernels/moe_layer.hpp): impossible layers and dtypes the GPU cannot run.
+      {"MoeTopKAboveExperts", {{"m.csv", kMoeHeader + "h100_sxm,x,bf16,64,4096,14336,9,8,1,1,10\n"}},
+       "validate --gpu h100_sxm --tier roofline --moe m.csv", {"m.csv:2", "column 'top_k'", "at most experts (8)"}},
+      {"MoeFp8OnA100", {{"m.csv", kMoeHeader + "a100_sxm_80gb,x,fp8,64,4096,14336,2,8,1,1,10\n"}},
+       "validate --gpu a100_sxm_80gb --tier roofline --moe m.csv", {"m.csv:2", "column 'dtype'", "no fp8 peak"}},
+      {"MoeNoRowsOfTheGpu", {{"m.csv", kMoeHeader + "h100_sxm,x,bf16,64,4096,14336,2,8,1,1,10\n"}},
+       "validate --gpu b200 --tier roofline --moe m.csv", {"--moe", "no MoE layer rows left of GPU b200"}},
+      {"MoeOnTheCrossGenTier", {{"m.csv", kMoeHeader + "h100_sxm,x,bf16,64,4096,14336,2,8,1,1,10\n"}},
+       "calibrate --cross-gen --moe m.csv -o c.yaml", {"--moe", "not the cross-gen model"}},
       {"UnknownKernelEngine", {{"s.yaml", with("    spec: h100_sxm\n", "    spec: h100_sxm\n    kernel_engine: tgi\n")}},
        run, {"s.yaml:", "hardware.gpu.kernel_engine", "tgi"}},
       // An attention backend the GPU x engine has no measurements of: the error lists those it has
