@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "base/util/csv.hpp"
+#include "base/util/rng.hpp"
 #include "kernels/gpu_spec.hpp"
 #include "kernels/step_decomposer.hpp"
 
@@ -56,9 +57,7 @@ std::string moe_layer_family(const MoeLayerShape& s) {
 }
 
 std::size_t moe_layer_fold(const MoeLayerShape& shape, std::size_t folds) {
-  std::uint64_t h = 0xcbf29ce484222325ULL;
-  for (const char c : moe_layer_family(shape)) h = (h ^ static_cast<unsigned char>(c)) * 0x100000001b3ULL;
-  return folds == 0 ? 0 : static_cast<std::size_t>(h % folds);
+  return folds == 0 ? 0 : static_cast<std::size_t>(util::stable_hash(moe_layer_family(shape)) % folds);
 }
 
 std::string moe_layer_class(const MoeLayerShape& shape) {
@@ -74,10 +73,6 @@ std::int64_t positive_int(const CsvTable& t, std::size_t r, const char* column) 
   return static_cast<std::int64_t>(v);
 }
 
-std::string optional_text(const CsvTable& t, std::size_t r, const char* column) {
-  return t.has_column(column) ? t.cell(r, column) : std::string();
-}
-
 std::vector<MoeLayerMeasurement> from_table(const CsvTable& t) {
   std::vector<MoeLayerMeasurement> out;
   out.reserve(t.rows());
@@ -85,10 +80,10 @@ std::vector<MoeLayerMeasurement> from_table(const CsvTable& t) {
     MoeLayerMeasurement m;
     m.gpu = t.cell(r, "gpu");
     if (m.gpu.empty()) t.fail(r, "gpu", "expected a GPU name");
-    m.source = optional_text(t, r, "source");
-    m.framework = optional_text(t, r, "framework");
-    m.version = optional_text(t, r, "version");
-    m.kernel_source = optional_text(t, r, "kernel_source");
+    m.source = t.optional_cell(r, "source");
+    m.framework = t.optional_cell(r, "framework");
+    m.version = t.optional_cell(r, "version");
+    m.kernel_source = t.optional_cell(r, "kernel_source");
     const auto dtype = parse_dtype(t.cell(r, "dtype"));
     if (!dtype || (*dtype != DType::BF16 && *dtype != DType::FP16 && *dtype != DType::FP8))
       t.fail(r, "dtype", "expected bf16, fp16 or fp8, got '" + t.cell(r, "dtype") + "'");

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "base/util/csv.hpp"
+#include "base/util/rng.hpp"
 
 namespace ks::kernels {
 namespace {
@@ -22,10 +23,6 @@ std::int64_t int_cell(const CsvTable& t, std::size_t row, const char* column, st
   if (*v != std::floor(*v) || *v < 0 || *v > 2147483647.0)
     t.fail(row, column, "expected a non-negative integer up to 2^31-1, got '" + t.cell(row, column) + "'");
   return static_cast<std::int64_t>(*v);
-}
-
-std::string text_cell(const CsvTable& t, std::size_t row, const char* column) {
-  return t.has_column(column) ? t.cell(row, column) : std::string();
 }
 
 }  // namespace
@@ -47,7 +44,7 @@ KernelShape read_shape(const CsvTable& t, std::size_t r) {
   shape.head_dim = int_cell(t, r, "head_dim", 0);
   shape.q_len = int_cell(t, r, "q_len", 0);
   shape.kv_len = int_cell(t, r, "kv_len", 0);
-  const std::string kv = text_cell(t, r, "kv_dtype");
+  const std::string kv = t.optional_cell(r, "kv_dtype");
   if (!kv.empty()) {
     const auto kv_dtype = parse_dtype(kv);
     if (!kv_dtype) t.fail(r, "kv_dtype", "expected blank or one of fp32, fp16, bf16, fp8, int8, int4, got '" + kv + "'");
@@ -76,12 +73,12 @@ std::vector<Measurement> from_table(const CsvTable& t) {
     Measurement m;
     m.gpu = t.cell(r, "gpu");
     if (m.gpu.empty()) t.fail(r, "gpu", "expected a GPU name");
-    m.source = text_cell(t, r, "source");
-    m.model = text_cell(t, r, "model");
-    m.label = text_cell(t, r, "label");
-    m.framework = text_cell(t, r, "framework");
-    m.version = text_cell(t, r, "version");
-    m.kernel_source = text_cell(t, r, "kernel_source");
+    m.source = t.optional_cell(r, "source");
+    m.model = t.optional_cell(r, "model");
+    m.label = t.optional_cell(r, "label");
+    m.framework = t.optional_cell(r, "framework");
+    m.version = t.optional_cell(r, "version");
+    m.kernel_source = t.optional_cell(r, "kernel_source");
     m.shape = read_shape(t, r);
     m.kernel = read_kernel(t, r, nullptr);
     const double us = t.required_number(r, "time_us");
@@ -146,9 +143,7 @@ std::string shape_family(const KernelShape& s) {
 }
 
 std::size_t family_fold(const KernelShape& shape, std::size_t folds) {
-  std::uint64_t h = 0xcbf29ce484222325ULL;
-  for (const char c : shape_family(shape)) h = (h ^ static_cast<unsigned char>(c)) * 0x100000001b3ULL;
-  return folds == 0 ? 0 : static_cast<std::size_t>(h % folds);
+  return folds == 0 ? 0 : static_cast<std::size_t>(util::stable_hash(shape_family(shape)) % folds);
 }
 
 std::string kernel_group(OpKind op) {

@@ -90,6 +90,10 @@ const std::string& CsvTable::cell(std::size_t row, const std::string& column) co
   return rows_.at(row)[it->second];
 }
 
+std::string CsvTable::optional_cell(std::size_t row, const std::string& column) const {
+  return has_column(column) ? cell(row, column) : std::string();
+}
+
 std::optional<double> CsvTable::number(std::size_t row, const std::string& column) const {
   const std::string& text = cell(row, column);
   if (text.empty()) return std::nullopt;

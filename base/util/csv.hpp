@@ -28,6 +28,8 @@ class CsvTable {
 
   // Cell text; throws CsvError when the column does not exist.
   const std::string& cell(std::size_t row, const std::string& column) const;
+  // Cell text of an optional column: empty when the file has no such column.
+  std::string optional_cell(std::size_t row, const std::string& column) const;
   // Numeric cell: nullopt when blank; CsvError "file:line: column 'x': expected a number, got 'y'".
   std::optional<double> number(std::size_t row, const std::string& column) const;
   double required_number(std::size_t row, const std::string& column) const;
