@@ -139,7 +139,8 @@ std::optional<CollectivePlan> make_plan(CollectiveKind kind, CollectiveAlgorithm
     plan.nvls = true;
     plan.schedule = CollectiveAlgorithm::Ring;
     const int steps = steps_and_chunk(kind, CollectiveAlgorithm::Ring, ranks, 0).first;
-    plan.fixed_latency = std::max(0.0, us * kHwLatency[hw][2][p] - steps * alpha);
+    const double latency = costs.nvls_latency > 0 ? costs.nvls_latency : us * kHwLatency[hw][2][p];
+    plan.fixed_latency = std::max(0.0, latency - steps * alpha);
     // Bus bandwidth 2 e beta; the ring's 2(n-1) steps of bytes/n reach it at a factor 2e.
     plan.effect = {0.0, 2 * costs.nvls_efficiency};
     return plan;

@@ -75,6 +75,10 @@ struct ProtocolCosts {
   // bus bandwidth = 2 x nvls_efficiency x link bandwidth (tuning.cc: "AllReduce pipelines two
   // operations", nvlsEfficiency Hopper 0.85, Blackwell 0.74). 0: the fabric has no NVLS.
   double nvls_efficiency = 0.0;
+  // s, NVLS's fixed latency per all-reduce, fitted where measured: 8-GPU all-reduces on H100, H200
+  // and B200 reach NVLS's bandwidth only from ~16 MiB on, after 53-56 us of fixed cost, not NCCL's
+  // tuner figure of 25 us (below that size a ring is faster). 0: NCCL's (25 us x latency_scale).
+  double nvls_latency = 0.0;
   double local_copy_bandwidth = 0.0;  // B/s at which a rank's own chunk is copied (0: free)
   // The serving engine's own all-reduce (vLLM's / SGLang's custom all-reduce: every rank reads its
   // peers' buffers over NVLink peer-to-peer, one kernel, no NCCL): all-reduces smaller than this

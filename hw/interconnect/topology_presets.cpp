@@ -29,6 +29,7 @@ struct Defaults {
   double latency_scale;
   const char* ll_max_bw;
   double nvls_efficiency;
+  const char* nvls_latency;  // "0s": NCCL's tuner value
   const char* local_copy_bw;
   const char* custom_ar_latency;
   // PCIe servers whose GPUs sit in pairs on PCIe switches (pcie_l40s): the bandwidth of a switch's
@@ -61,6 +62,9 @@ config::Schema preset_schema(const std::string& doc, const Defaults& d) {
       .number("nvls_efficiency", d.nvls_efficiency,
               "NVLS all-reduce bus bandwidth / (2 x NVLink bandwidth) (NVSwitch with SHARP, Hopper and later; 0: no NVLS)",
               0.0, 1.0)
+      .quantity("nvls_latency", config::Dim::Time, std::string(d.nvls_latency),
+                "fixed latency of an NVLS all-reduce (0: NCCL's tuning model, 25 us x nccl_latency_scale)", 0.0,
+                false)
       .quantity("local_copy_bandwidth", config::Dim::Bandwidth, std::string(d.local_copy_bw),
                 "rate at which a collective's kernel copies or reduces a rank's own chunk (0: free)", 0.0, false)
       .quantity("custom_allreduce_max_bytes", config::Dim::Bytes, std::string("0B"),
@@ -80,7 +84,7 @@ config::Schema preset_schema(const std::string& doc, const Defaults& d) {
 void set_collective_costs(Topology& t, const config::Params& p) {
   t.set_collective_overhead(p.number("collective_overhead"));
   t.set_protocol_costs({p.number("nccl_latency_scale"), p.number("ll_max_bandwidth"), p.number("nvls_efficiency"),
-                        p.number("local_copy_bandwidth"), p.number("custom_allreduce_max_bytes"),
+                        p.number("nvls_latency"), p.number("local_copy_bandwidth"), p.number("custom_allreduce_max_bytes"),
                         p.number("custom_allreduce_latency")});
 }
 
@@ -178,36 +182,36 @@ const bool registered = [] {
   // HDR InfiniBand 200 Gb/s = 25 GB/s, NDR 400 Gb/s = 50 GB/s per NIC; PCIe Gen4 x16 32 GB/s,
   // Gen5 x16 64 GB/s per direction.
   // Defaults: {GPUs per node, NVLink bw, NVLink latency, PCIe bw, PCIe latency, IB bw, IB latency,
-  // collective overhead, NCCL latency scale, LL bus-bandwidth cap, NVLS efficiency, local copy bw,
+  // collective overhead, NCCL latency scale, LL bus-bandwidth cap, NVLS efficiency, NVLS latency, local copy bw,
   // custom all-reduce latency (fitted to vLLM's under CUDA graphs, AIConfigurator)}.
   // Fitted (docs/validation-collectives.md) unless marked spec: the LL cap is NCCL's llMaxBws for the
   // GPU generation (tuning.cc: Ampere 87.7, Hopper 141, Blackwell 2 x 141 GB/s); PCIe and IB figures
   // of NVSwitch presets are spec-derived (no single-link measurement).
   add_preset("dgx_a100", "DGX A100: 8 A100 SXM per node on NVSwitch (300 GB/s per direction), InfiniBand",
-             {8, "225.9GB/s", "868ns", "24GB/s", "10us", "5.9GB/s", "6.368us", "458ns", 1.34, "87.7GB/s", 0.0,
+             {8, "225.9GB/s", "868ns", "24GB/s", "10us", "5.9GB/s", "6.368us", "458ns", 1.34, "87.7GB/s", 0.0, "0s",
               "456.6GB/s", "4.828us"});
   add_preset("dgx_h100", "DGX H100: 8 H100 SXM per node on NVSwitch (450 GB/s per direction), NDR InfiniBand",
-             {8, "283.2GB/s", "762ns", "48GB/s", "10us", "45GB/s", "8us", "0us", 0.786, "141GB/s", 0.669,
-              "683.6GB/s", "3.82us"});
+             {8, "317.6GB/s", "762ns", "48GB/s", "10us", "45GB/s", "8us", "1.266us", 0.589, "141GB/s", 0.724, "53.03us",
+              "558.7GB/s", "3.904us"});
   // HGX H200: the H100's NVLink 4 and third-generation NVSwitch (900 GB/s per GPU bidirectional, NVIDIA
   // H200 data sheet), 141 GB HBM3e.
   add_preset("hgx_h200", "HGX H200: 8 H200 per node on NVSwitch (450 GB/s per direction, NVLink 4 as H100), NDR InfiniBand",
-             {8, "283.2GB/s", "826ns", "48GB/s", "10us", "45GB/s", "8us", "0us", 0.759, "141GB/s", 0.643,
-              "886.5GB/s", "3.768us"});
+             {8, "307.4GB/s", "826ns", "48GB/s", "10us", "45GB/s", "8us", "1.539us", 0.523, "141GB/s", 0.769, "54.095us",
+              "523.3GB/s", "3.81us"});
   add_preset("hgx_b200", "HGX B200: 8 B200 per node on NVSwitch (900 GB/s per direction), NDR InfiniBand",
-             {8, "553GB/s", "1.292us", "48GB/s", "10us", "45GB/s", "8us", "977ns", 1.04, "282GB/s", 0.625,
-              "1.358TB/s", "6.056us"});
+             {8, "566.9GB/s", "1.292us", "48GB/s", "10us", "45GB/s", "8us", "937ns", 1.04, "282GB/s", 0.625, "55.648us",
+              "1.9465TB/s", "6.056us"});
   add_preset("pcie_pairwise_nvlink",
              "PCIe server with NVLink bridges between GPU pairs (A100 PCIe: 300 GB/s per direction); "
              "cross-pair traffic over PCIe through the host bridge",
-             {4, "180.7GB/s", "667ns", "24GB/s", "10us", "22GB/s", "10us", "0us", 1.72, "87.7GB/s", 0.0, "0GB/s",
+             {4, "180.7GB/s", "667ns", "24GB/s", "10us", "22GB/s", "10us", "0us", 1.72, "87.7GB/s", 0.0, "0s", "0GB/s",
               "4.538us"});  // custom all-reduce latency: no measurement, the mean of the five fitted systems
   // L40S: no NVLink (NVIDIA L40S data sheet: PCIe Gen4 x16, 64 GB/s bidirectional); Ada shares
   // Ampere's NCCL LL cap (compute capability 8.9 < 9.0 in tuning.cc).
   add_preset("pcie_l40s",
              "PCIe server without NVLink (L40S: PCIe Gen4 x16, 32 GB/s per direction); GPUs in pairs on PCIe "
              "switches, traffic between pairs through the host bridge",
-             {8, "450GB/s", "1us", "24GB/s", "1.323us", "25GB/s", "8us", "321ns", 0.472, "87.7GB/s", 0.0, "59.6GB/s",
+             {8, "450GB/s", "1us", "24GB/s", "1.323us", "25GB/s", "8us", "321ns", 0.472, "87.7GB/s", 0.0, "0s", "59.6GB/s",
               "4.216us", "24GB/s"});
   // host_bandwidth: the link rate, not AIConfigurator's L40S server's fitted 5.2 GB/s (its 4- and
   // 8-GPU nccl-tests run at 5 and 1.5 GB/s of bus bandwidth): TensorRT-LLM's published L40S TP4/TP8

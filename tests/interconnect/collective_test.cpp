@@ -94,7 +94,7 @@ TEST(CollectiveTiming, NvlsAllReduceOnAnNvSwitchHopperRunsAtTwiceItsEfficiencyTi
   // bus traffic, so 1.75 B / 300 GB/s, after NCCL's NVLS latency of 25 us (no per-step latency).
   auto t = topology_from_yaml(
       "kind: dgx_h100\nnvlink_bandwidth: 200GB/s\nnvlink_latency: 1us\ncollective_overhead: 20us\n"
-      "nccl_latency_scale: 1\nll_max_bandwidth: 0GB/s\nnvls_efficiency: 0.75\nlocal_copy_bandwidth: 0GB/s\n");
+      "nccl_latency_scale: 1\nll_max_bandwidth: 0GB/s\nnvls_efficiency: 0.75\nnvls_latency: 0s\nlocal_copy_bandwidth: 0GB/s\n");
   const double B = 256.0 * 1024 * 1024;
   const auto plan = collective_plan(*t, CollectiveKind::AllReduce, CollectiveAlgorithm::Auto, first_n(8), B);
   EXPECT_TRUE(plan.nvls);
