@@ -521,10 +521,11 @@ int cmd_validate_collectives(const std::vector<std::string>& args) {
     p[std::string(type_key(target.fabric)) + "_latency"] = latency / count;
     p["nccl_latency_scale"] = scale / count;
     const config::Params base = preset_params(target.preset, 0, 0, {});
-    // Always set where the preset has NVLS: its default is the left-out system's own fit.
+    // Always set where the preset has NVLS (its default is the left-out system's own fit); no NVLS
+    // source to learn from: no NVLS.
     if (base.number("nvls_efficiency") > 0) {
-      // Nothing to learn NVLS from: none.
-      p["nvls_efficiency"] = nvls_count > 0 ? std::min(1.0, nccl_nvls_efficiency(target.generation) * nvls / nvls_count) : 0.0;
+      const double eff = nvls_count > 0 ? nccl_nvls_efficiency(target.generation) * nvls / nvls_count : 0.0;
+      p["nvls_efficiency"] = std::min(1.0, eff);
       p["nvls_latency"] = nvls_count > 0 ? nvls_latency / nvls_count : 0.0;
     }
     // GPU peer traffic through the host bridge: the other PCIe measurements that cross it (vidur's
@@ -566,7 +567,7 @@ int cmd_validate_collectives(const std::vector<std::string>& args) {
         "(NVIDIA/nccl 5067397c, `src/graph/tuning.cc`) times a fitted scale, and NCCL's protocol bandwidth "
         "factors (LL 1/2 capped at `llMaxBws`, LL128 0.92). NVLS runs on the ring's transfers at the "
         "bandwidth that gives NVLS's time, after a fixed latency of its own, fitted (`nvls_latency`: NCCL's "
-        "tuner says 25 us; the systems measured here take 53-56 us, so NVLS only wins from a few MiB on; "
+        "tuner says 25 us; the systems measured here take 53-56 us, so on 8 GPUs NVLS wins from ~16 MiB on; "
         "`hw/interconnect/collective_schedule.hpp`). The PCIe system "
         "(`pcie_l40s`) has its GPUs in pairs on PCIe switches: peer-to-peer within a pair at the link "
         "rate, between pairs through the host bridge at `host_bandwidth` per switch uplink.\n\n"

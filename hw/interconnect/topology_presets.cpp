@@ -1,11 +1,11 @@
 // Built-in topologies. Bandwidths are per direction. Link latencies, NVLink bandwidths, NCCL's
-// protocol and local-copy costs and the per-collective overhead are effective values fitted to measured
-// all-reduces (what tensor parallelism sends) by `kernelsight validate-collectives`
+// protocol, NVLS and local-copy costs and the per-collective overhead are effective values fitted to
+// measured all-reduces (what tensor parallelism sends) by `kernelsight validate-collectives`
 // (docs/validation-collectives.md, whose last table checks these defaults against the fit):
-// dgx_a100 on vidur's DGX A100 and two-node A100 measurements (its InfiniBand figures are that
-// cluster's, 5.8 GB/s per GPU pair, well below HDR's 25 GB/s: set ib_bandwidth for your fabric),
-// pcie_pairwise_nvlink on vidur's A100 PCIe pairs, hgx_b200 on XLA's B200 tables, dgx_h100 (no
-// measurement) carried across generations from the A100 and B200 fits. Parameters without
+// dgx_a100, dgx_h100, hgx_h200, hgx_b200 and pcie_l40s on each system's AIConfigurator nccl-tests
+// table (dgx_a100's InfiniBand from vidur's two-node A100 cluster, 5.8 GB/s per GPU pair, well below
+// HDR's 25 GB/s: set ib_bandwidth for your fabric), pcie_pairwise_nvlink on vidur's A100 PCIe
+// pairs. Parameters without
 // measurements keep spec-derived values: PCIe Gen4 x16 24 GB/s and Gen5 48 GB/s (NCCL's own
 // topology figures), InfiniBand NDR 400 Gb/s ~ 45 GB/s.
 #include "hw/interconnect/topology_presets.hpp"
@@ -84,8 +84,8 @@ config::Schema preset_schema(const std::string& doc, const Defaults& d) {
 void set_collective_costs(Topology& t, const config::Params& p) {
   t.set_collective_overhead(p.number("collective_overhead"));
   t.set_protocol_costs({p.number("nccl_latency_scale"), p.number("ll_max_bandwidth"), p.number("nvls_efficiency"),
-                        p.number("nvls_latency"), p.number("local_copy_bandwidth"), p.number("custom_allreduce_max_bytes"),
-                        p.number("custom_allreduce_latency")});
+                        p.number("nvls_latency"), p.number("local_copy_bandwidth"),
+                        p.number("custom_allreduce_max_bytes"), p.number("custom_allreduce_latency")});
 }
 
 // Per node: GPUs on the node's intra-node fabric; across nodes: GPU -PCIe- NIC -IB- IB switch.
@@ -182,8 +182,8 @@ const bool registered = [] {
   // HDR InfiniBand 200 Gb/s = 25 GB/s, NDR 400 Gb/s = 50 GB/s per NIC; PCIe Gen4 x16 32 GB/s,
   // Gen5 x16 64 GB/s per direction.
   // Defaults: {GPUs per node, NVLink bw, NVLink latency, PCIe bw, PCIe latency, IB bw, IB latency,
-  // collective overhead, NCCL latency scale, LL bus-bandwidth cap, NVLS efficiency, NVLS latency, local copy bw,
-  // custom all-reduce latency (fitted to vLLM's under CUDA graphs, AIConfigurator)}.
+  // collective overhead, NCCL latency scale, LL bus-bandwidth cap, NVLS efficiency, NVLS latency,
+  // local copy bw, custom all-reduce latency (fitted to vLLM's under CUDA graphs, AIConfigurator)}.
   // Fitted (docs/validation-collectives.md) unless marked spec: the LL cap is NCCL's llMaxBws for the
   // GPU generation (tuning.cc: Ampere 87.7, Hopper 141, Blackwell 2 x 141 GB/s); PCIe and IB figures
   // of NVSwitch presets are spec-derived (no single-link measurement).
@@ -191,28 +191,28 @@ const bool registered = [] {
              {8, "225.9GB/s", "868ns", "24GB/s", "10us", "5.9GB/s", "6.368us", "458ns", 1.34, "87.7GB/s", 0.0, "0s",
               "456.6GB/s", "4.828us"});
   add_preset("dgx_h100", "DGX H100: 8 H100 SXM per node on NVSwitch (450 GB/s per direction), NDR InfiniBand",
-             {8, "317.6GB/s", "762ns", "48GB/s", "10us", "45GB/s", "8us", "1.266us", 0.589, "141GB/s", 0.724, "53.03us",
-              "558.7GB/s", "3.904us"});
+             {8, "317.6GB/s", "762ns", "48GB/s", "10us", "45GB/s", "8us", "1.266us", 0.589, "141GB/s", 0.724,
+              "53.03us", "558.7GB/s", "3.904us"});
   // HGX H200: the H100's NVLink 4 and third-generation NVSwitch (900 GB/s per GPU bidirectional, NVIDIA
   // H200 data sheet), 141 GB HBM3e.
   add_preset("hgx_h200", "HGX H200: 8 H200 per node on NVSwitch (450 GB/s per direction, NVLink 4 as H100), NDR InfiniBand",
-             {8, "307.4GB/s", "826ns", "48GB/s", "10us", "45GB/s", "8us", "1.539us", 0.523, "141GB/s", 0.769, "54.095us",
-              "523.3GB/s", "3.81us"});
+             {8, "307.4GB/s", "826ns", "48GB/s", "10us", "45GB/s", "8us", "1.539us", 0.523, "141GB/s", 0.769,
+              "54.095us", "523.3GB/s", "3.81us"});
   add_preset("hgx_b200", "HGX B200: 8 B200 per node on NVSwitch (900 GB/s per direction), NDR InfiniBand",
-             {8, "566.9GB/s", "1.292us", "48GB/s", "10us", "45GB/s", "8us", "937ns", 1.04, "282GB/s", 0.625, "55.648us",
-              "1.9465TB/s", "6.056us"});
+             {8, "566.9GB/s", "1.292us", "48GB/s", "10us", "45GB/s", "8us", "937ns", 1.04, "282GB/s", 0.625,
+              "55.648us", "1.9465TB/s", "6.056us"});
   add_preset("pcie_pairwise_nvlink",
              "PCIe server with NVLink bridges between GPU pairs (A100 PCIe: 300 GB/s per direction); "
              "cross-pair traffic over PCIe through the host bridge",
-             {4, "180.7GB/s", "667ns", "24GB/s", "10us", "22GB/s", "10us", "0us", 1.72, "87.7GB/s", 0.0, "0s", "0GB/s",
-              "4.538us"});  // custom all-reduce latency: no measurement, the mean of the five fitted systems
+             {4, "180.7GB/s", "667ns", "24GB/s", "10us", "22GB/s", "10us", "0us", 1.72, "87.7GB/s", 0.0, "0s",
+              "0GB/s", "4.538us"});  // custom all-reduce latency: no measurement, the mean of the five fitted systems
   // L40S: no NVLink (NVIDIA L40S data sheet: PCIe Gen4 x16, 64 GB/s bidirectional); Ada shares
   // Ampere's NCCL LL cap (compute capability 8.9 < 9.0 in tuning.cc).
   add_preset("pcie_l40s",
              "PCIe server without NVLink (L40S: PCIe Gen4 x16, 32 GB/s per direction); GPUs in pairs on PCIe "
              "switches, traffic between pairs through the host bridge",
-             {8, "450GB/s", "1us", "24GB/s", "1.323us", "25GB/s", "8us", "321ns", 0.472, "87.7GB/s", 0.0, "0s", "59.6GB/s",
-              "4.216us", "24GB/s"});
+             {8, "450GB/s", "1us", "24GB/s", "1.323us", "25GB/s", "8us", "321ns", 0.472, "87.7GB/s", 0.0, "0s",
+              "59.6GB/s", "4.216us", "24GB/s"});
   // host_bandwidth: the link rate, not AIConfigurator's L40S server's fitted 5.2 GB/s (its 4- and
   // 8-GPU nccl-tests run at 5 and 1.5 GB/s of bus bandwidth): TensorRT-LLM's published L40S TP4/TP8
   // throughput is 2-3x what that rate allows (docs/hardware.md). Set 5.2GB/s for such a server.
