@@ -9,6 +9,7 @@
 #include "app/cli_options.hpp"
 #include "app/simulation.hpp"
 #include "hw/interconnect/fabric_model.hpp"
+#include "hw/interconnect/fabric_transfer.hpp"
 #include "hw/interconnect/topology_presets.hpp"
 #include "kernels/calibration_store.hpp"
 #include "kernels/gpu_catalog.hpp"
@@ -156,10 +157,14 @@ int cmd_step(const std::vector<std::string>& args) {
     std::vector<int> group(static_cast<std::size_t>(tp));
     std::iota(group.begin(), group.end(), 0);
     if (tp > 1) {
-      const std::string kind = topology.empty() ? default_topology(gpu.name) : topology;
-      topo = interconnect::make_preset(kind);
+      // No topology named: the GPU's measured system, or the fabric transferred from its spec.
+      auto make = [&](int nodes) {
+        return topology.empty() ? interconnect::make_default_fabric(scale_up_links(gpu), nodes)
+                                : interconnect::make_preset(topology, nodes);
+      };
+      topo = make(0);
       const int per_node = topo->gpus_per_node();
-      if (topo->num_gpus() < tp) topo = interconnect::make_preset(kind, (tp + per_node - 1) / per_node);
+      if (topo->num_gpus() < tp) topo = make((tp + per_node - 1) / per_node);
     }
 
     struct Row {

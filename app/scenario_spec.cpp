@@ -7,7 +7,9 @@
 #include <stdexcept>
 
 #include "hw/host/launch_policy.hpp"
+#include "hw/gpu/catalog_gpu.hpp"
 #include "hw/interconnect/topology_presets.hpp"
+#include "kernels/gpu_catalog.hpp"
 #include "kernels/dtype.hpp"
 #include "kernels/hf_config.hpp"
 #include "kernels/spec_error.hpp"
@@ -119,12 +121,16 @@ config::Schema moe_schema() {
 
 }  // namespace
 
-std::string default_topology(const std::string& gpu_spec) {
-  if (gpu_spec.find("a100") != std::string::npos) return "dgx_a100";
-  if (gpu_spec.find("b200") != std::string::npos) return "hgx_b200";
-  if (gpu_spec.find("h200") != std::string::npos) return "hgx_h200";
-  if (gpu_spec.find("l40s") != std::string::npos) return "pcie_l40s";
-  return "dgx_h100";
+interconnect::ScaleUpLinks scale_up_links(const kernels::GpuSpec& gpu) {
+  return {gpu.name, gpu.vendor, gpu.generation, gpu.scale_up, gpu.nvlink_bandwidth, gpu.pcie_bandwidth};
+}
+
+interconnect::DefaultFabric default_fabric_of(const std::string& gpu_kind, const config::Params& gpu_params) {
+  if (gpu_kind == "catalog") return interconnect::default_fabric(scale_up_links(hw::catalog_gpu_spec(gpu_params)));
+  // Other GPU kinds (co-simulated GPUs) name a catalogue spec, if any.
+  const kernels::GpuSpec* spec =
+      gpu_params.has("spec") ? kernels::find_builtin_gpu(gpu_params.string("spec")) : kernels::find_builtin_gpu("h100_sxm");
+  return interconnect::default_fabric(scale_up_links(spec ? *spec : *kernels::find_builtin_gpu("h100_sxm")));
 }
 
 namespace {
@@ -396,9 +402,14 @@ ScenarioSpec read_scenario(config::Document& scenario) {
                                          par_p.flag("dp_attention")};
   check_parallel(*model, weight_dtype, kv_dtype, parallel, par_p, moe_p);
   config::Section topo_sec = hw_sec.section("topology", false);
-  const std::string topo_kind = topo_sec.kind(default_topology(gpu_p.has("spec") ? gpu_p.string("spec") : ""));
+  // No topology named: the GPU's measured system, or the fabric transferred from its spec sheet,
+  // for the keys the scenario leaves unset.
+  const std::optional<interconnect::DefaultFabric> fabric =
+      topo_sec.has("kind") ? std::nullopt : std::optional(default_fabric_of(gpu_sec.kind("catalog"), gpu_p));
+  const std::string topo_kind = topo_sec.kind(fabric ? std::optional(fabric->kind) : std::nullopt);
   const auto& topo_entry = interconnect::topology_registry().get(topo_kind, topo_sec.mark("kind"), "hardware.topology.kind");
-  const config::Params topo_p = topo_sec.resolve(topo_entry.schema);
+  const config::Params topo_p =
+      topo_sec.resolve(fabric ? interconnect::default_fabric_schema(*fabric) : topo_entry.schema);
   std::shared_ptr<interconnect::Topology> topology = topo_entry.make(topo_p);
   if (topology->num_gpus() < tp * pp)
     throw config::ConfigError(par_p.mark(pp > 1 ? "pp" : "tp"), pp > 1 ? "parallel.pp" : "parallel.tp",

@@ -14,6 +14,7 @@
 #include "base/config/schema.hpp"
 #include "hw/gpu/gpu_module.hpp"
 #include "hw/interconnect/interconnect_kind.hpp"
+#include "hw/interconnect/fabric_transfer.hpp"
 #include "hw/interconnect/topology.hpp"
 #include "kernels/dtype.hpp"
 #include "kernels/model_config.hpp"
@@ -77,7 +78,9 @@ struct ScenarioSpec {
 ScenarioSpec read_scenario(config::Document& scenario);
 
 // The topology preset that matches the GPU when the scenario names none.
-std::string default_topology(const std::string& gpu_spec);
+// The fabric of a scenario that names no topology, from its GPU (hw/interconnect/fabric_transfer.hpp).
+interconnect::ScaleUpLinks scale_up_links(const kernels::GpuSpec& gpu);
+interconnect::DefaultFabric default_fabric_of(const std::string& gpu_kind, const config::Params& gpu_params);
 
 // The scenario's sections without a `kind:` and their schemas, in file order ("" = top level):
 // what `kernelsight describe --all` documents beside the registered kinds.

@@ -16,7 +16,8 @@ namespace {
 
 // Top-level keys besides the numeric fields of gpu_fields() (peaks live under peak_dense).
 // A plain array: the catalog may be parsed from other files' static initialisers (registries).
-constexpr const char* kMetaKeys[] = {"name", "description", "vendor", "generation", "sources", "peak_dense", "base"};
+constexpr const char* kMetaKeys[] = {"name",    "description", "vendor", "generation",
+                                     "scale_up", "sources",     "peak_dense", "base"};
 constexpr const char* kRequiredNumbers[] = {"hbm_bandwidth", "memory", "num_sms", "l2", "clock"};
 constexpr const char* kDtypeNames[] = {"fp32", "fp16", "bf16", "fp8", "int8", "int4"};
 
@@ -128,6 +129,10 @@ class Loader {
     if (const std::string d = text(root_, "description", false); !d.empty()) gpu.description = d;
     if (const std::string v = text(root_, "vendor", false); !v.empty()) gpu.vendor = v;
     if (const std::string g = text(root_, "generation", false); !g.empty()) gpu.generation = g;
+    if (const std::string u = text(root_, "scale_up", false); !u.empty()) {
+      if (u == "switch" || u == "bridge") gpu.scale_up = u;
+      else error(root_["scale_up"], "scale_up", "expected 'switch' or 'bridge', got '" + u + "'");
+    }
     read_sources(base == nullptr);
 
     const std::vector<std::string> known = top_level_keys();

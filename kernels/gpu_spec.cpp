@@ -23,7 +23,8 @@ double GpuSpec::peak(DType dtype) const {
 bool GpuSpec::operator==(const GpuSpec& o) const {
   auto fields = [](const GpuSpec& g) {
     return std::tie(g.name, g.peak_flops, g.hbm_bandwidth, g.memory_bytes, g.num_sms, g.l2_bytes, g.clock_hz,
-                    g.nvlink_bandwidth, g.pcie_bandwidth, g.vendor, g.generation, g.description, g.source, g.sources);
+                    g.nvlink_bandwidth, g.pcie_bandwidth, g.vendor, g.generation, g.scale_up, g.description, g.source,
+                    g.sources);
   };
   return fields(*this) == fields(o);
 }

@@ -30,6 +30,10 @@ struct GpuSpec {
   // Architecture generation ("ampere", "hopper", ...): GPUs of one generation share their kernel
   // libraries' behaviour, so the cross-gen tier leaves a whole generation out. "" = its own.
   std::string generation;
+  // How the scale-up link joins a node's GPUs: "switch" (NVSwitch; every GPU reaches every other at
+  // nvlink_bandwidth) or "bridge" (NVLink bridges join pairs, the rest goes over PCIe). "" = switch
+  // when the GPU has a scale-up link.
+  std::string scale_up;
   std::string description;      // "NVIDIA H100 SXM5 80 GB (HBM3)"
   std::string source;           // every citation of the spec file, joined ("; ")
   // Per number: field ("hbm_bandwidth", "peak_bf16", ...) -> the citation it came from, or

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <stdexcept>
 
+#include "hw/gpu/catalog_gpu.hpp"
 #include "hw/gpu/gpu_module.hpp"
 #include "kernels/calibration_store.hpp"
 #include "kernels/gpu_catalog.hpp"
@@ -97,7 +98,9 @@ kernels::GpuSpec base_spec(const config::Params& params) {
   return spec;
 }
 
-kernels::GpuSpec make_spec(const config::Params& params) {
+}  // namespace
+
+kernels::GpuSpec catalog_gpu_spec(const config::Params& params) {
   kernels::GpuSpec spec = base_spec(params);
   for (const kernels::GpuField& field : kernels::gpu_fields()) {
     const std::string& text = params.string(field.key);
@@ -111,6 +114,8 @@ kernels::GpuSpec make_spec(const config::Params& params) {
   }
   return spec;
 }
+
+namespace {
 
 const bool registered = [] {
   config::Schema schema("A GPU from the spec catalog; kernel time from the roofline (dense peak FLOP/s, "
@@ -148,7 +153,7 @@ const bool registered = [] {
     schema.string(field.key, std::string(""), "override: " + field.doc + "; empty = from the spec");
   }
   gpu_registry().add("catalog", {schema.doc(), schema, [](const GpuArgs& args) -> std::unique_ptr<GpuModule> {
-                                   return std::make_unique<CatalogGpu>(args, make_spec(args.params));
+                                   return std::make_unique<CatalogGpu>(args, catalog_gpu_spec(args.params));
                                  }});
   return true;
 }();

@@ -201,6 +201,17 @@ const bool registered = [] {
   add_preset("hgx_b200", "HGX B200: 8 B200 per node on NVSwitch (900 GB/s per direction), NDR InfiniBand",
              {8, "566.9GB/s", "1.292us", "48GB/s", "10us", "45GB/s", "8us", "937ns", 1.04, "282GB/s", 0.625,
               "55.648us", "1.9465TB/s", "6.056us"});
+  // A GPU without a measured system of its own (hw/interconnect/fabric_transfer.hpp): an NVSwitch
+  // node whose figures are the transfer of the four measured ones (dgx_a100, dgx_h100, hgx_h200,
+  // hgx_b200): the means of their latencies, overhead, NCCL latency scale and custom all-reduce
+  // latency; the link and local copy as their mean ratios to the spec, here for an NVLink 4 class
+  // link (450 GB/s per direction). A scenario on such a GPU sets the link, local copy, NVLS and LL
+  // cap from the GPU's spec and generation; tests check these against the measured presets.
+  add_preset("nvswitch",
+             "Generic NVSwitch node, 8 GPUs, links transferred from the measured NVSwitch systems "
+             "(default link of an NVLink 4 GPU: 450 GB/s per direction x 0.69); scenarios set it from the GPU",
+             {8, "311.2GB/s", "937ns", "48GB/s", "10us", "45GB/s", "8us", "1.05us", 0.873, "0GB/s", 0.0, "0s",
+              "646.4GB/s", "4.65us"});
   add_preset("pcie_pairwise_nvlink",
              "PCIe server with NVLink bridges between GPU pairs (A100 PCIe: 300 GB/s per direction); "
              "cross-pair traffic over PCIe through the host bridge",

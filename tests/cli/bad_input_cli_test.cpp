@@ -266,6 +266,10 @@ std::vector<BadInput> catalogue() {
       {"GpuSpecFileUnknownBase",
        {{"s.yaml", with("    spec: h100_sxm\n", "    spec_file: g.yaml\n")}, {"g.yaml", "name: g\nbase: h100_smx\n"}}, run,
        {"hardware.gpu.spec_file", "g.yaml:2: key 'base': unknown GPU 'h100_smx' (did you mean 'h100_sxm'?"}},
+      {"GpuSpecFileUnknownScaleUp",
+       {{"s.yaml", with("    spec: h100_sxm\n", "    spec_file: g.yaml\n")},
+        {"g.yaml", "name: g\nbase: h100_sxm\nscale_up: mesh\n"}},
+       run, {"hardware.gpu.spec_file", "g.yaml:3: key 'scale_up': expected 'switch' or 'bridge', got 'mesh'"}},
       // compare: a measured file in neither benchmark format, or with a metric that is not a number.
       {"CompareNeitherFormat", {{"s.yaml", kScenario}, {"m.json", "{\"throughput\": 3, \"latency\": 4}\n"}},
        "compare s.yaml --measured m.json",

@@ -49,6 +49,47 @@ void expect_has(const std::string& out, const std::string& part) {
   EXPECT_NE(out.find(part), std::string::npos) << "missing '" << part << "' in:\n" << out;
 }
 
+// A scenario that names no topology runs on its GPU's measured system, else on the fabric
+// transferred from the GPU's spec sheet (hw/interconnect/fabric_transfer.hpp); a what-if of the
+// GPU's link moves that fabric's link; a key the scenario sets wins.
+TEST(CheckCli, TheDefaultFabricComesFromTheGpusMeasuredSystemOrItsSpec) {
+  Dir d;
+  auto r = d.run("check s.yaml --set parallel.tp=2");
+  ASSERT_EQ(r.status, 0) << r.out;
+  expect_has(r.out, "tp 2 x pp 1, topology dgx_h100,");
+  r = d.run("check s.yaml --set parallel.tp=2 --set hardware.gpu.spec=l4");
+  ASSERT_EQ(r.status, 0) << r.out;
+  expect_has(r.out, "tp 2 x pp 1, topology pcie_l40s,");
+  r = d.run("check s.yaml --set parallel.tp=2 --set hardware.gpu.spec=h100_pcie");
+  ASSERT_EQ(r.status, 0) << r.out;
+  expect_has(r.out, "tp 2 x pp 1, topology pcie_pairwise_nvlink,");
+  r = d.run("check s.yaml --set parallel.tp=8 --set hardware.gpu.spec=mi355x");
+  ASSERT_EQ(r.status, 0) << r.out;
+  expect_has(r.out, "tp 8 x pp 1, topology nvswitch,");
+  // config.resolved.yaml shows the link that ran: dgx_h100's fitted 317.6 GB/s, twice that for a
+  // GPU with twice the H100's NVLink, the scenario's own figure when it sets one.
+  auto link = [&](const std::string& sets) {
+    const auto run = d.run("run s.yaml -q --set parallel.tp=2 " + sets + " --out out");
+    EXPECT_EQ(run.status, 0) << run.out;
+    std::ifstream in(d.path / "out" / "config.resolved.yaml");
+    std::string line, topology_link;
+    bool in_topology = false;
+    while (std::getline(in, line)) {
+      if (line.find("topology:") != std::string::npos) in_topology = true;
+      if (in_topology && line.find("nvlink_bandwidth:") != std::string::npos) {
+        topology_link = line.substr(line.find(':') + 2);
+        break;
+      }
+    }
+    return topology_link;
+  };
+  EXPECT_EQ(link(""), "317.6GB/s");
+  EXPECT_EQ(link("--set hardware.gpu.nvlink_bandwidth=1.8TB/s"), "635.2GB/s");
+  EXPECT_EQ(link("--set hardware.gpu.nvlink_bandwidth=1.8TB/s --set hardware.topology.nvlink_bandwidth=100GB/s"),
+            "100GB/s");
+  EXPECT_EQ(link("--set hardware.gpu.nvlink_bandwidth=1.8TB/s --set hardware.topology.kind=dgx_h100"), "317.6GB/s");
+}
+
 TEST(CheckCli, PrintsTheResolvedModelGpusAndMemoryPlanTp1) {
   Dir d;
   const auto r = d.run("check s.yaml");

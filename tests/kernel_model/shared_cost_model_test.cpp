@@ -86,7 +86,7 @@ TEST(SharedCostModel, AFinishedRunsModelIsNotReused) {
 // operator== must see every field: shared models are matched by it. A new field changes the
 // size on this toolchain: add it to operator== and to the list below, then update the size.
 #if defined(__x86_64__) && defined(__GLIBCXX__)
-static_assert(sizeof(GpuSpec) == 312, "GpuSpec changed: compare the new field in operator== and test it here");
+static_assert(sizeof(GpuSpec) == 344, "GpuSpec changed: compare the new field in operator== and test it here");
 #endif
 TEST(GpuSpec, EqualityComparesEveryField) {
   const GpuSpec base = *find_builtin_gpu("h100_sxm");
@@ -103,6 +103,7 @@ TEST(GpuSpec, EqualityComparesEveryField) {
       [](GpuSpec& g) { g.pcie_bandwidth *= 2; },
       [](GpuSpec& g) { g.vendor += "x"; },
       [](GpuSpec& g) { g.generation += "x"; },
+      [](GpuSpec& g) { g.scale_up += "x"; },
       [](GpuSpec& g) { g.description += "x"; },
       [](GpuSpec& g) { g.source += "x"; },
       [](GpuSpec& g) { g.sources["hbm_bandwidth"] = "override"; },

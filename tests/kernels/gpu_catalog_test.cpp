@@ -267,7 +267,7 @@ TEST(GpuCatalog, ThreeProblemsThreeLines) {
             "  my_gpu.yaml:8: key 'num_sms.source': 'mee' is not a key of sources (did you mean 'me'? sources: me)\n"
             "  my_gpu.yaml:10: key 'clock.value': expected a frequency such as '1.98GHz', got '2GB' (that is a size in "
             "bytes)\n"
-            "  my_gpu.yaml:11: key 'tdp': unknown key (expected one of name, description, vendor, generation, sources, "
+            "  my_gpu.yaml:11: key 'tdp': unknown key (expected one of name, description, vendor, generation, scale_up, sources, "
             "peak_dense, base, hbm_bandwidth, memory, l2, clock, num_sms, nvlink_bandwidth, pcie_bandwidth)");
 }
 

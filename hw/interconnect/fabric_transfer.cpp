@@ -1,0 +1,191 @@
+#include "hw/interconnect/fabric_transfer.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdio>
+#include <vector>
+
+#include "base/config/document.hpp"
+#include "base/config/units.hpp"
+#include "hw/interconnect/topology_presets.hpp"
+
+namespace ks::interconnect {
+namespace {
+
+// The systems whose collectives were measured, by the catalogue GPU they hold, with the spec-sheet
+// link rate per direction of that GPU (what a fitted bandwidth is a ratio of).
+struct Measured {
+  const char* gpu;
+  const char* preset;
+  double spec;  // B/s per direction: NVLink, or PCIe for pcie_l40s
+};
+constexpr Measured kMeasured[] = {
+    {"a100_sxm_80gb", "dgx_a100", 300e9}, {"a100_sxm_40gb", "dgx_a100", 300e9},
+    {"h100_sxm", "dgx_h100", 450e9},      {"h200", "hgx_h200", 450e9},
+    {"b200", "hgx_b200", 900e9},          {"a100_pcie_80gb", "pcie_pairwise_nvlink", 300e9},
+    {"l40s", "pcie_l40s", 32e9}};
+// The NVSwitch systems the generic node transfers from, and their GPUs' generations.
+constexpr std::pair<const char*, const char*> kSwitchSystems[] = {
+    {"dgx_a100", "ampere"}, {"dgx_h100", "hopper"}, {"hgx_h200", "hopper"}, {"hgx_b200", "blackwell"}};
+// The PCIe link rate of the one measured PCIe-only system's GPU (L40S, Gen4 x16), per direction.
+constexpr double kPcieSystemSpec = 32e9;
+
+std::string lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
+config::Params defaults_of(const std::string& kind) {
+  config::Document doc = config::Document::parse("kind: " + kind + "\n", "<topology " + kind + ">");
+  return doc.root().resolve(topology_registry().get(kind, {}, "topology").schema);
+}
+
+double spec_of(const char* preset) {
+  for (const Measured& m : kMeasured)
+    if (std::string(m.preset) == preset) return m.spec;
+  return 0;
+}
+
+std::string gbps(double bytes_per_s) { return config::format_quantity(bytes_per_s, config::Dim::Bandwidth); }
+
+}  // namespace
+
+double nccl_nvls_efficiency(const std::string& generation) {
+  return generation == "hopper" ? 0.85 : generation == "blackwell" ? 0.74 : 0.0;
+}
+
+double nccl_ll_max_bandwidth(const std::string& vendor, const std::string& generation) {
+  if (vendor != "nvidia") return 0.0;
+  if (generation == "blackwell") return 282e9;
+  if (generation == "hopper") return 141e9;
+  return 87.7e9;  // Volta to Ada (compute capability below 9.0)
+}
+
+SwitchTransfer switch_transfer() {
+  double log_link = 0, inv_local = 0, nvls = 0, nvls_latency = 0;
+  int n = 0, n_nvls = 0;
+  for (const auto& [preset, generation] : kSwitchSystems) {
+    const config::Params p = defaults_of(preset);
+    const double spec = spec_of(preset);
+    log_link += std::log(p.number("nvlink_bandwidth") / spec);
+    inv_local += spec / p.number("local_copy_bandwidth");
+    ++n;
+    if (p.number("nvls_efficiency") > 0 && nccl_nvls_efficiency(generation) > 0) {
+      nvls += p.number("nvls_efficiency") / nccl_nvls_efficiency(generation);
+      nvls_latency += p.number("nvls_latency");
+      ++n_nvls;
+    }
+  }
+  SwitchTransfer t;
+  t.link_ratio = std::exp(log_link / n);
+  t.local_copy_ratio = n / inv_local;
+  t.nvls_ratio = n_nvls > 0 ? nvls / n_nvls : 0.0;
+  t.nvls_latency = n_nvls > 0 ? nvls_latency / n_nvls : 0.0;
+  return t;
+}
+
+namespace {
+
+// Figures as a preset would state them: bandwidths to 0.1 GB/s, times to 1 ns, numbers to 3 digits.
+void round_params(DefaultFabric& f) {
+  for (auto& [key, value] : f.params) {
+    const bool time = key.find("latency") != std::string::npos;
+    const double unit = key == "nvls_efficiency" ? 1e-3 : time ? 1e-9 : 1e8;
+    value = std::round(value / unit) * unit;
+  }
+}
+
+DefaultFabric measured_or_transferred(const ScaleUpLinks& gpu);
+
+}  // namespace
+
+DefaultFabric default_fabric(const ScaleUpLinks& gpu) {
+  DefaultFabric f = measured_or_transferred(gpu);
+  round_params(f);
+  return f;
+}
+
+namespace {
+
+DefaultFabric measured_or_transferred(const ScaleUpLinks& gpu) {
+  const double nvlink = gpu.nvlink_bandwidth / 2, pcie = gpu.pcie_bandwidth / 2;  // per direction
+  DefaultFabric f;
+  for (const Measured& m : kMeasured) {
+    if (lower(gpu.gpu) != m.gpu) continue;
+    f.kind = m.preset;
+    f.basis = std::string("measured: ") + m.preset + "'s collectives (docs/validation-collectives.md)";
+    // A what-if of the GPU's link: the system's costs, its link scaled by the spec ratio.
+    const bool pcie_system = f.kind == "pcie_l40s";
+    const double link = pcie_system ? pcie : nvlink;
+    if (link > 0 && std::fabs(link / m.spec - 1) > 1e-9) {
+      const config::Params p = defaults_of(f.kind);
+      const double ratio = link / m.spec;
+      const std::vector<std::string> keys =
+          pcie_system ? std::vector<std::string>{"pcie_bandwidth", "host_bandwidth"} : std::vector<std::string>{"nvlink_bandwidth"};
+      for (const std::string& key : keys) f.params[key] = p.number(key) * ratio;
+      f.basis += "; its link x " + std::to_string(ratio).substr(0, 5) + " (the GPU's spec over " + m.gpu + "'s)";
+    }
+    return f;
+  }
+  const double pcie_ratio = defaults_of("pcie_l40s").number("pcie_bandwidth") / kPcieSystemSpec;
+  const double ll_cap = nccl_ll_max_bandwidth(gpu.vendor, gpu.generation);
+  if (nvlink > 0 && gpu.scale_up != "bridge") {
+    const SwitchTransfer t = switch_transfer();
+    f.kind = "nvswitch";
+    f.params["nvlink_bandwidth"] = nvlink * t.link_ratio;
+    f.params["local_copy_bandwidth"] = nvlink * t.local_copy_ratio;
+    const double nvls = gpu.vendor == "nvidia" ? std::min(1.0, nccl_nvls_efficiency(gpu.generation) * t.nvls_ratio) : 0.0;
+    f.params["nvls_efficiency"] = nvls;
+    f.params["nvls_latency"] = nvls > 0 ? t.nvls_latency : 0.0;
+    f.params["ll_max_bandwidth"] = ll_cap;
+    if (pcie > 0) f.params["pcie_bandwidth"] = pcie * pcie_ratio;
+    f.basis = "transferred: the GPU's " + gbps(nvlink) + " per direction x " + std::to_string(t.link_ratio).substr(0, 5) +
+              " and the NCCL costs of the measured NVSwitch systems (dgx_a100, dgx_h100, hgx_h200, hgx_b200)";
+    return f;
+  }
+  if (nvlink > 0) {
+    const double bridge_ratio = defaults_of("pcie_pairwise_nvlink").number("nvlink_bandwidth") / spec_of("pcie_pairwise_nvlink");
+    f.kind = "pcie_pairwise_nvlink";
+    f.params["nvlink_bandwidth"] = nvlink * bridge_ratio;
+    if (pcie > 0) f.params["pcie_bandwidth"] = pcie * pcie_ratio;
+    f.params["ll_max_bandwidth"] = ll_cap;
+    f.basis = "transferred: NVLink bridges at the GPU's " + gbps(nvlink) + " per direction x " +
+              std::to_string(bridge_ratio).substr(0, 5) + " (pcie_pairwise_nvlink's A100 PCIe fit)";
+    return f;
+  }
+  f.kind = "pcie_l40s";
+  if (pcie > 0) f.params["pcie_bandwidth"] = f.params["host_bandwidth"] = pcie * pcie_ratio;
+  f.params["ll_max_bandwidth"] = ll_cap;
+  f.basis = "transferred: PCIe at the GPU's " + gbps(pcie) + " per direction x " + std::to_string(pcie_ratio).substr(0, 5) +
+            " and pcie_l40s's NCCL costs (the measured PCIe system)";
+  return f;
+}
+
+}  // namespace
+
+config::Schema default_fabric_schema(const DefaultFabric& fabric) {
+  const config::Schema& schema = topology_registry().get(fabric.kind, {}, "topology").schema;
+  config::Schema out(schema.doc());
+  for (config::ParamSpec spec : schema.params()) {
+    const auto it = fabric.params.find(spec.name);
+    if (it != fabric.params.end()) {
+      char text[64];
+      std::snprintf(text, sizeof text, "%.17g", it->second);
+      spec.default_text = spec.type == config::ParamType::Quantity ? config::format_quantity(it->second, spec.dim)
+                                                                    : std::string(text);
+    }
+    out.add(spec);
+  }
+  return out;
+}
+
+std::unique_ptr<Topology> make_default_fabric(const ScaleUpLinks& gpu, int nodes) {
+  const DefaultFabric f = default_fabric(gpu);
+  std::string yaml = "kind: " + f.kind + "\n";
+  if (nodes > 0) yaml += "nodes: " + std::to_string(nodes) + "\n";
+  config::Document doc = config::Document::parse(yaml, "<default fabric>");
+  return topology_registry().get(f.kind, {}, "topology").make(doc.root().resolve(default_fabric_schema(f)));
+}
+
+}  // namespace ks::interconnect
