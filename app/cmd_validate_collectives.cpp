@@ -19,6 +19,7 @@
 
 #include "app/commands.hpp"
 #include "hw/interconnect/fabric_model.hpp"
+#include "hw/interconnect/fabric_transfer.hpp"
 #include "hw/interconnect/topology_presets.hpp"
 #include "base/config/document.hpp"
 #include "base/config/units.hpp"
@@ -686,6 +687,49 @@ int cmd_validate_collectives(const std::vector<std::string>& args) {
        << " | " << (p.count("nvls_efficiency") ? format_param("nvls_efficiency", p.at("nvls_efficiency")) : "–")
        << " | " << (p.count("nvls_latency") ? round_param("nvls_latency", p.at("nvls_latency")) : "–")
        << " | " << (p.count("host_bandwidth") ? round_param("host_bandwidth", p.at("host_bandwidth")) : "–") << " |\n";
+  }
+
+  // The fabric a scenario gets on a GPU without a measured system (hw/interconnect/fabric_transfer.hpp),
+  // checked on the measured NVSwitch systems: each one's NCCL rows priced on the generic `nvswitch`
+  // kind transferred from the presets of the other systems, or of the other generations only.
+  md << "\n## The fabric of a GPU without a measured system\n\n"
+        "What a scenario runs on when its GPU has no measured system (`docs/hardware.md`, \"The fabric a "
+        "scenario gets\"): the generic `nvswitch` kind, its link the GPU's spec times the measured NVSwitch "
+        "systems' fitted-to-spec ratio, NVLS by the GPU's generation, their mean NCCL costs, all from the "
+        "presets (the all-reduce fits above). Checked on each measured system's NCCL rows with its own preset "
+        "left out of the transfer (*system out*) and with every preset of its generation left out "
+        "(*generation out*; H100 and H200 from A100 and B200). Median |error|.\n\n"
+        "| system | collective | rows | system out ≥ 1 MiB | system out < 1 MiB | generation out ≥ 1 MiB | "
+        "generation out < 1 MiB |\n|---|---|---|---|---|---|---|\n";
+  for (const auto& sys : kAicSystems) {
+    const Setup& target = setups().at(sys);
+    if (target.fabric != LinkType::NVLink) continue;
+    const interconnect::ScaleUpLinks links{"", "nvidia", target.generation, "switch", 2 * target.spec_bw, 0};
+    std::vector<std::string> system_out = {target.preset}, generation_out;
+    for (const auto& other : interconnect::switch_systems())
+      if (std::string(other.generation) == target.generation) generation_out.push_back(other.preset);
+    const interconnect::DefaultFabric by_system = interconnect::transferred_switch_fabric(links, system_out);
+    const interconnect::DefaultFabric by_generation = interconnect::transferred_switch_fabric(links, generation_out);
+    auto predict = [&](const Row& r, const interconnect::DefaultFabric& f) {
+      interconnect::FabricModel fabric(
+          std::shared_ptr<const interconnect::Topology>(interconnect::make_fabric(f, nodes_for(r, target.gpus_per_node))));
+      double t = 0;
+      for (const auto& g : groups_of(r, target.gpus_per_node))
+        t = std::max(t, fabric.collective(r.kind, interconnect::CollectiveAlgorithm::Auto, g, r.bytes, 0).finish);
+      return t;
+    };
+    for (const char* coll : {"all_reduce", "all_gather", "reduce_scatter", "all_to_all"}) {
+      std::vector<double> sb, ss, gb, gs;
+      for (const Row& r : rows) {
+        if (r.family != "nccl" || r.setup != sys || r.collective != coll) continue;
+        const bool big = r.bytes >= 1048576;
+        (big ? sb : ss).push_back(rel(predict(r, by_system), r.measured));
+        (big ? gb : gs).push_back(rel(predict(r, by_generation), r.measured));
+      }
+      if (sb.empty() && ss.empty()) continue;
+      md << "| " << sys << " | " << coll << " | " << sb.size() + ss.size() << " | " << pct(median(sb)) << " | "
+         << pct(median(ss)) << " | " << pct(median(gb)) << " | " << pct(median(gs)) << " |\n";
+    }
   }
 
   md << "\n## Fitted parameters\n\n| source / setup / collective | topology | overhead | NCCL latency scale | NVLS efficiency | NVLS latency | local copy bw | NVLink latency | NVLink bw | PCIe latency | PCIe bw | IB latency | IB bw |\n|---|---|---|---|---|---|---|---|---|---|---|---|---|\n";

@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <stdexcept>
 #include <vector>
 
 #include "base/config/document.hpp"
@@ -49,6 +50,15 @@ double spec_of(const char* preset) {
 
 std::string gbps(double bytes_per_s) { return config::format_quantity(bytes_per_s, config::Dim::Bandwidth); }
 
+// Figures as a preset would state them: bandwidths to 0.1 GB/s, times to 1 ns, numbers to 3 digits.
+void round_params(DefaultFabric& f) {
+  for (auto& [key, value] : f.params) {
+    const bool time = key.find("latency") != std::string::npos;
+    const double unit = key == "nvls_efficiency" ? 1e-3 : time ? 1e-9 : 1e8;
+    value = std::round(value / unit) * unit;
+  }
+}
+
 }  // namespace
 
 double nccl_nvls_efficiency(const std::string& generation) {
@@ -62,22 +72,34 @@ double nccl_ll_max_bandwidth(const std::string& vendor, const std::string& gener
   return 87.7e9;  // Volta to Ada (compute capability below 9.0)
 }
 
-SwitchTransfer switch_transfer() {
+const std::vector<SwitchSystem>& switch_systems() {
+  static const std::vector<SwitchSystem> systems = {
+      {"dgx_a100", "ampere", 300e9}, {"dgx_h100", "hopper", 450e9}, {"hgx_h200", "hopper", 450e9},
+      {"hgx_b200", "blackwell", 900e9}};
+  return systems;
+}
+
+SwitchTransfer switch_transfer(const std::vector<std::string>& without) {
+  static const char* const kMeanKeys[] = {"nvlink_latency", "collective_overhead", "nccl_latency_scale",
+                                          "custom_allreduce_latency"};
   double log_link = 0, inv_local = 0, nvls = 0, nvls_latency = 0;
   int n = 0, n_nvls = 0;
-  for (const auto& [preset, generation] : kSwitchSystems) {
-    const config::Params p = defaults_of(preset);
-    const double spec = spec_of(preset);
-    log_link += std::log(p.number("nvlink_bandwidth") / spec);
-    inv_local += spec / p.number("local_copy_bandwidth");
+  SwitchTransfer t;
+  for (const SwitchSystem& s : switch_systems()) {
+    if (std::find(without.begin(), without.end(), s.preset) != without.end()) continue;
+    const config::Params p = defaults_of(s.preset);
+    log_link += std::log(p.number("nvlink_bandwidth") / s.spec);
+    inv_local += s.spec / p.number("local_copy_bandwidth");
+    for (const char* key : kMeanKeys) t.means[key] += p.number(key);
     ++n;
-    if (p.number("nvls_efficiency") > 0 && nccl_nvls_efficiency(generation) > 0) {
-      nvls += p.number("nvls_efficiency") / nccl_nvls_efficiency(generation);
+    if (p.number("nvls_efficiency") > 0 && nccl_nvls_efficiency(s.generation) > 0) {
+      nvls += p.number("nvls_efficiency") / nccl_nvls_efficiency(s.generation);
       nvls_latency += p.number("nvls_latency");
       ++n_nvls;
     }
   }
-  SwitchTransfer t;
+  if (n == 0) throw std::invalid_argument("switch_transfer: every measured NVSwitch system left out");
+  for (auto& [key, sum] : t.means) sum /= n;
   t.link_ratio = std::exp(log_link / n);
   t.local_copy_ratio = n / inv_local;
   t.nvls_ratio = n_nvls > 0 ? nvls / n_nvls : 0.0;
@@ -85,29 +107,27 @@ SwitchTransfer switch_transfer() {
   return t;
 }
 
-namespace {
-
-// Figures as a preset would state them: bandwidths to 0.1 GB/s, times to 1 ns, numbers to 3 digits.
-void round_params(DefaultFabric& f) {
-  for (auto& [key, value] : f.params) {
-    const bool time = key.find("latency") != std::string::npos;
-    const double unit = key == "nvls_efficiency" ? 1e-3 : time ? 1e-9 : 1e8;
-    value = std::round(value / unit) * unit;
-  }
-}
-
-DefaultFabric measured_or_transferred(const ScaleUpLinks& gpu);
-
-}  // namespace
-
-DefaultFabric default_fabric(const ScaleUpLinks& gpu) {
-  DefaultFabric f = measured_or_transferred(gpu);
-  round_params(f);
+DefaultFabric transferred_switch_fabric(const ScaleUpLinks& gpu, const std::vector<std::string>& without) {
+  const double nvlink = gpu.nvlink_bandwidth / 2, pcie = gpu.pcie_bandwidth / 2;
+  const SwitchTransfer t = switch_transfer(without);
+  DefaultFabric f;
+  f.kind = "nvswitch";
+  f.params = t.means;
+  f.params["nvlink_bandwidth"] = nvlink * t.link_ratio;
+  f.params["local_copy_bandwidth"] = nvlink * t.local_copy_ratio;
+  const double nvls = gpu.vendor == "nvidia" ? std::min(1.0, nccl_nvls_efficiency(gpu.generation) * t.nvls_ratio) : 0.0;
+  f.params["nvls_efficiency"] = nvls;
+  f.params["nvls_latency"] = nvls > 0 ? t.nvls_latency : 0.0;
+  f.params["ll_max_bandwidth"] = nccl_ll_max_bandwidth(gpu.vendor, gpu.generation);
+  if (pcie > 0) f.params["pcie_bandwidth"] = pcie * defaults_of("pcie_l40s").number("pcie_bandwidth") / kPcieSystemSpec;
+  f.basis = "transferred: the GPU's " + gbps(nvlink) + " per direction x " + std::to_string(t.link_ratio).substr(0, 5) +
+            " and the NCCL costs of the measured NVSwitch systems";
   return f;
 }
 
 namespace {
 
+// The measured system of the GPU (its link scaled by a what-if), else the transfer by layout.
 DefaultFabric measured_or_transferred(const ScaleUpLinks& gpu) {
   const double nvlink = gpu.nvlink_bandwidth / 2, pcie = gpu.pcie_bandwidth / 2;  // per direction
   DefaultFabric f;
@@ -130,20 +150,7 @@ DefaultFabric measured_or_transferred(const ScaleUpLinks& gpu) {
   }
   const double pcie_ratio = defaults_of("pcie_l40s").number("pcie_bandwidth") / kPcieSystemSpec;
   const double ll_cap = nccl_ll_max_bandwidth(gpu.vendor, gpu.generation);
-  if (nvlink > 0 && gpu.scale_up != "bridge") {
-    const SwitchTransfer t = switch_transfer();
-    f.kind = "nvswitch";
-    f.params["nvlink_bandwidth"] = nvlink * t.link_ratio;
-    f.params["local_copy_bandwidth"] = nvlink * t.local_copy_ratio;
-    const double nvls = gpu.vendor == "nvidia" ? std::min(1.0, nccl_nvls_efficiency(gpu.generation) * t.nvls_ratio) : 0.0;
-    f.params["nvls_efficiency"] = nvls;
-    f.params["nvls_latency"] = nvls > 0 ? t.nvls_latency : 0.0;
-    f.params["ll_max_bandwidth"] = ll_cap;
-    if (pcie > 0) f.params["pcie_bandwidth"] = pcie * pcie_ratio;
-    f.basis = "transferred: the GPU's " + gbps(nvlink) + " per direction x " + std::to_string(t.link_ratio).substr(0, 5) +
-              " and the NCCL costs of the measured NVSwitch systems (dgx_a100, dgx_h100, hgx_h200, hgx_b200)";
-    return f;
-  }
+  if (nvlink > 0 && gpu.scale_up != "bridge") return transferred_switch_fabric(gpu);
   if (nvlink > 0) {
     const double bridge_ratio = defaults_of("pcie_pairwise_nvlink").number("nvlink_bandwidth") / spec_of("pcie_pairwise_nvlink");
     f.kind = "pcie_pairwise_nvlink";
@@ -164,6 +171,12 @@ DefaultFabric measured_or_transferred(const ScaleUpLinks& gpu) {
 
 }  // namespace
 
+DefaultFabric default_fabric(const ScaleUpLinks& gpu) {
+  DefaultFabric f = measured_or_transferred(gpu);
+  round_params(f);
+  return f;
+}
+
 config::Schema default_fabric_schema(const DefaultFabric& fabric) {
   const config::Schema& schema = topology_registry().get(fabric.kind, {}, "topology").schema;
   config::Schema out(schema.doc());
@@ -181,7 +194,10 @@ config::Schema default_fabric_schema(const DefaultFabric& fabric) {
 }
 
 std::unique_ptr<Topology> make_default_fabric(const ScaleUpLinks& gpu, int nodes) {
-  const DefaultFabric f = default_fabric(gpu);
+  return make_fabric(default_fabric(gpu), nodes);
+}
+
+std::unique_ptr<Topology> make_fabric(const DefaultFabric& f, int nodes) {
   std::string yaml = "kind: " + f.kind + "\n";
   if (nodes > 0) yaml += "nodes: " + std::to_string(nodes) + "\n";
   config::Document doc = config::Document::parse(yaml, "<default fabric>");

@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "base/config/schema.hpp"
 #include "hw/interconnect/topology.hpp"
@@ -43,14 +44,32 @@ std::unique_ptr<Topology> make_default_fabric(const ScaleUpLinks& gpu, int nodes
 
 // The measured NVSwitch systems' transfer, from their presets' defaults: geometric mean of the
 // fitted NVLink bandwidth over the spec per direction, mean local-copy-to-spec ratio (as an
-// inverse mean), mean NVLS efficiency over NCCL's figure for the architecture, mean NVLS latency.
+// inverse mean), mean NVLS efficiency over NCCL's figure for the architecture, mean NVLS latency,
+// and the means of their latencies, overhead, NCCL latency scale and custom all-reduce latency.
+// `without`: presets left out (the check of the rule on a measured system leaves its generation out).
 struct SwitchTransfer {
   double link_ratio = 0;
   double local_copy_ratio = 0;
   double nvls_ratio = 0;
   double nvls_latency = 0;  // s
+  std::map<std::string, double> means;  // nvlink_latency, collective_overhead, nccl_latency_scale, ...
 };
-SwitchTransfer switch_transfer();
+SwitchTransfer switch_transfer(const std::vector<std::string>& without = {});
+
+// The generic `nvswitch` fabric of a GPU with a switched scale-up link, from that transfer.
+DefaultFabric transferred_switch_fabric(const ScaleUpLinks& gpu, const std::vector<std::string>& without = {});
+
+// The measured NVSwitch systems the transfer learns from, with their GPUs' generations and spec
+// link per direction.
+struct SwitchSystem {
+  const char* preset;
+  const char* generation;
+  double spec;  // B/s per direction
+};
+const std::vector<SwitchSystem>& switch_systems();
+
+// A fabric's topology with `nodes` nodes (0: the kind's default).
+std::unique_ptr<Topology> make_fabric(const DefaultFabric& fabric, int nodes = 0);
 
 // NCCL's per-architecture figures (NVIDIA/nccl 5067397c, src/graph/tuning.cc): nvlsEfficiency
 // (Hopper 0.85, Blackwell 0.74; 0: no NVLS) and llMaxBws for one node (Ampere and Ada 87.7,

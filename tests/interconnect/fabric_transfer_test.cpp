@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <numeric>
+#include <stdexcept>
 #include <vector>
 
 #include "base/config/document.hpp"
@@ -121,6 +122,13 @@ TEST(FabricTransfer, TheGenericNodeIsTheMeanOfTheMeasuredSystems) {
   const SwitchTransfer t = switch_transfer();
   EXPECT_NEAR(generic.number("nvlink_bandwidth"), 450e9 * t.link_ratio, 0.002 * 450e9);
   EXPECT_NEAR(generic.number("local_copy_bandwidth"), 450e9 * t.local_copy_ratio, 0.002 * 450e9);
+  // Leaving Hopper out, NVLS is learned from B200 alone: its fitted efficiency over NCCL's 0.74.
+  const SwitchTransfer without_hopper = switch_transfer({"dgx_h100", "hgx_h200"});
+  EXPECT_NEAR(without_hopper.nvls_ratio, defaults("hgx_b200").number("nvls_efficiency") / 0.74, 1e-9);
+  EXPECT_NEAR(without_hopper.means.at("nccl_latency_scale"),
+              (defaults("dgx_a100").number("nccl_latency_scale") + defaults("hgx_b200").number("nccl_latency_scale")) / 2,
+              1e-9);
+  EXPECT_THROW(switch_transfer({"dgx_a100", "dgx_h100", "hgx_h200", "hgx_b200"}), std::invalid_argument);
   const auto like_h100 = make_default_fabric({"not_in_the_catalogue", "nvidia", "hopper", "", 900e9, 128e9});
   const auto h100 = make_default_fabric(kH100);
   for (double bytes : {64.0 * 1024 * 1024, 512.0 * 1024 * 1024}) {
