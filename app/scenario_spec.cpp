@@ -127,9 +127,8 @@ interconnect::ScaleUpLinks scale_up_links(const kernels::GpuSpec& gpu) {
 
 interconnect::DefaultFabric default_fabric_of(const std::string& gpu_kind, const config::Params& gpu_params) {
   if (gpu_kind == "catalog") return interconnect::default_fabric(scale_up_links(hw::catalog_gpu_spec(gpu_params)));
-  // Other GPU kinds (co-simulated GPUs) name a catalogue spec, if any.
-  const kernels::GpuSpec* spec =
-      gpu_params.has("spec") ? kernels::find_builtin_gpu(gpu_params.string("spec")) : kernels::find_builtin_gpu("h100_sxm");
+  // Other GPU kinds (co-simulated GPUs) may name a catalogue spec; else an H100 SXM's system.
+  const kernels::GpuSpec* spec = gpu_params.has("spec") ? kernels::find_builtin_gpu(gpu_params.string("spec")) : nullptr;
   return interconnect::default_fabric(scale_up_links(spec ? *spec : *kernels::find_builtin_gpu("h100_sxm")));
 }
 
