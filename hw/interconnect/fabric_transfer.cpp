@@ -31,6 +31,9 @@ constexpr std::pair<const char*, const char*> kSwitchSystems[] = {
     {"dgx_a100", "ampere"}, {"dgx_h100", "hopper"}, {"hgx_h200", "hopper"}, {"hgx_b200", "blackwell"}};
 // The PCIe link rate of the one measured PCIe-only system's GPU (L40S, Gen4 x16), per direction.
 constexpr double kPcieSystemSpec = 32e9;
+// GPUs of a server with NVLink-bridged pairs, as the NVSwitch and PCIe presets have (the preset's
+// own 4 is vidur's measured A100 PCIe box; its A40 box had 8).
+constexpr double kPairwiseServerGpus = 8;
 
 std::string lower(std::string s) {
   std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
@@ -53,8 +56,9 @@ std::string gbps(double bytes_per_s) { return config::format_quantity(bytes_per_
 // Figures as a preset would state them: bandwidths to 0.1 GB/s, times to 1 ns, numbers to 3 digits.
 void round_params(DefaultFabric& f) {
   for (auto& [key, value] : f.params) {
-    const bool time = key.find("latency") != std::string::npos;
-    const double unit = key == "nvls_efficiency" ? 1e-3 : time ? 1e-9 : 1e8;
+    const bool time = key.find("latency") != std::string::npos || key == "collective_overhead";
+    const bool bandwidth = key.find("bandwidth") != std::string::npos;
+    const double unit = time ? 1e-9 : bandwidth ? 1e8 : 1e-3;
     value = std::round(value / unit) * unit;
   }
 }
@@ -135,6 +139,7 @@ DefaultFabric measured_or_transferred(const ScaleUpLinks& gpu) {
     if (lower(gpu.gpu) != m.gpu) continue;
     f.kind = m.preset;
     f.basis = std::string("measured: ") + m.preset + "'s collectives (docs/validation-collectives.md)";
+    if (f.kind == "pcie_pairwise_nvlink") f.params["gpus_per_node"] = kPairwiseServerGpus;
     // A what-if of the GPU's link: the system's costs, its link scaled by the spec ratio.
     const bool pcie_system = f.kind == "pcie_l40s";
     const double link = pcie_system ? pcie : nvlink;
@@ -154,6 +159,7 @@ DefaultFabric measured_or_transferred(const ScaleUpLinks& gpu) {
   if (nvlink > 0) {
     const double bridge_ratio = defaults_of("pcie_pairwise_nvlink").number("nvlink_bandwidth") / spec_of("pcie_pairwise_nvlink");
     f.kind = "pcie_pairwise_nvlink";
+    f.params["gpus_per_node"] = kPairwiseServerGpus;
     f.params["nvlink_bandwidth"] = nvlink * bridge_ratio;
     if (pcie > 0) f.params["pcie_bandwidth"] = pcie * pcie_ratio;
     f.params["ll_max_bandwidth"] = ll_cap;

@@ -45,7 +45,9 @@ TEST(FabricTransfer, AMeasuredGpuRunsOnItsSystemsFit) {
            {kL40s, "pcie_l40s"}}) {
     const DefaultFabric f = default_fabric(gpu);
     EXPECT_EQ(f.kind, kind) << gpu.gpu;
-    EXPECT_TRUE(f.params.empty()) << gpu.gpu;  // the preset as fitted
+    // The preset as fitted; a bridged-pairs server holds 8 GPUs, as the other servers do.
+    for (const auto& [key, value] : f.params) EXPECT_EQ(key, "gpus_per_node") << gpu.gpu;
+    if (kind == "pcie_pairwise_nvlink") EXPECT_EQ(f.params.at("gpus_per_node"), 8);
     EXPECT_NE(f.basis.find("measured"), std::string::npos) << f.basis;
   }
 }
