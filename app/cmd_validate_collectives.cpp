@@ -71,12 +71,6 @@ const std::map<std::string, Setup>& setups() {
   return s;
 }
 
-// NCCL's own NVLS efficiency per GPU architecture (NVIDIA/nccl 5067397c, src/graph/tuning.cc,
-// nvlsEfficiency: Hopper 0.85, Blackwell 0.74); 0 where NCCL has no NVLS.
-double nccl_nvls_efficiency(const std::string& generation) {
-  return generation == "hopper" ? 0.85 : generation == "blackwell" ? 0.74 : 0.0;
-}
-
 // Systems of AIConfigurator's NCCL tables: the leave-one-system-out protocol's folds.
 const std::vector<std::string> kAicSystems = {"a100_dgx", "h100_dgx", "h200_hgx", "b200_hgx", "l40s_pcie"};
 
@@ -510,8 +504,8 @@ int cmd_validate_collectives(const std::vector<std::string>& args) {
       scale += p.at("nccl_latency_scale");
       // NVLS's efficiency carries as its ratio to NCCL's figure for the source's architecture, as a
       // link's bandwidth carries as its ratio to the spec sheet's.
-      if (p.count("nvls_efficiency") && nccl_nvls_efficiency(s.generation) > 0)
-        nvls += p.at("nvls_efficiency") / nccl_nvls_efficiency(s.generation), nvls_latency += p.at("nvls_latency"),
+      if (p.count("nvls_efficiency") && interconnect::nccl_nvls_efficiency(s.generation) > 0)
+        nvls += p.at("nvls_efficiency") / interconnect::nccl_nvls_efficiency(s.generation), nvls_latency += p.at("nvls_latency"),
             ++nvls_count;
       ++count;
     }
@@ -525,7 +519,7 @@ int cmd_validate_collectives(const std::vector<std::string>& args) {
     // Always set where the preset has NVLS (its default is the left-out system's own fit); no NVLS
     // source to learn from: no NVLS.
     if (base.number("nvls_efficiency") > 0) {
-      const double eff = nvls_count > 0 ? nccl_nvls_efficiency(target.generation) * nvls / nvls_count : 0.0;
+      const double eff = nvls_count > 0 ? interconnect::nccl_nvls_efficiency(target.generation) * nvls / nvls_count : 0.0;
       p["nvls_efficiency"] = std::min(1.0, eff);
       p["nvls_latency"] = nvls_count > 0 ? nvls_latency / nvls_count : 0.0;
     }

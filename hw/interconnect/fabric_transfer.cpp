@@ -26,9 +26,6 @@ constexpr Measured kMeasured[] = {
     {"h100_sxm", "dgx_h100", 450e9},      {"h200", "hgx_h200", 450e9},
     {"b200", "hgx_b200", 900e9},          {"a100_pcie_80gb", "pcie_pairwise_nvlink", 300e9},
     {"l40s", "pcie_l40s", 32e9}};
-// The NVSwitch systems the generic node transfers from, and their GPUs' generations.
-constexpr std::pair<const char*, const char*> kSwitchSystems[] = {
-    {"dgx_a100", "ampere"}, {"dgx_h100", "hopper"}, {"hgx_h200", "hopper"}, {"hgx_b200", "blackwell"}};
 // The PCIe link rate of the one measured PCIe-only system's GPU (L40S, Gen4 x16), per direction.
 constexpr double kPcieSystemSpec = 32e9;
 // GPUs of a server with NVLink-bridged pairs, as the NVSwitch and PCIe presets have (the preset's
