@@ -47,7 +47,9 @@ TEST(FabricTransfer, AMeasuredGpuRunsOnItsSystemsFit) {
     EXPECT_EQ(f.kind, kind) << gpu.gpu;
     // The preset as fitted; a bridged-pairs server holds 8 GPUs, as the other servers do.
     for (const auto& [key, value] : f.params) EXPECT_EQ(key, "gpus_per_node") << gpu.gpu;
-    if (kind == "pcie_pairwise_nvlink") EXPECT_EQ(f.params.at("gpus_per_node"), 8);
+    if (kind == "pcie_pairwise_nvlink") {
+      EXPECT_EQ(f.params.at("gpus_per_node"), 8);
+    }
     EXPECT_NE(f.basis.find("measured"), std::string::npos) << f.basis;
   }
 }
