@@ -26,8 +26,6 @@ constexpr Measured kMeasured[] = {
     {"h100_sxm", "dgx_h100", 450e9},      {"h200", "hgx_h200", 450e9},
     {"b200", "hgx_b200", 900e9},          {"a100_pcie_80gb", "pcie_pairwise_nvlink", 300e9},
     {"l40s", "pcie_l40s", 32e9}};
-// The PCIe link rate of the one measured PCIe-only system's GPU (L40S, Gen4 x16), per direction.
-constexpr double kPcieSystemSpec = 32e9;
 // GPUs of a server with NVLink-bridged pairs, as the NVSwitch and PCIe presets have (the preset's
 // own 4 is vidur's measured A100 PCIe box; its A40 box had 8).
 constexpr double kPairwiseServerGpus = 8;
@@ -35,11 +33,6 @@ constexpr double kPairwiseServerGpus = 8;
 std::string lower(std::string s) {
   std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
   return s;
-}
-
-config::Params defaults_of(const std::string& kind) {
-  config::Document doc = config::Document::parse("kind: " + kind + "\n", "<topology " + kind + ">");
-  return doc.root().resolve(topology_registry().get(kind, {}, "topology").schema);
 }
 
 double spec_of(const char* preset) {
@@ -75,8 +68,7 @@ double nccl_ll_max_bandwidth(const std::string& vendor, const std::string& gener
 
 const std::vector<SwitchSystem>& switch_systems() {
   static const std::vector<SwitchSystem> systems = {
-      {"dgx_a100", "ampere", 300e9}, {"dgx_h100", "hopper", 450e9}, {"hgx_h200", "hopper", 450e9},
-      {"hgx_b200", "blackwell", 900e9}};
+      {"dgx_a100", "ampere"}, {"dgx_h100", "hopper"}, {"hgx_h200", "hopper"}, {"hgx_b200", "blackwell"}};
   return systems;
 }
 
@@ -88,9 +80,10 @@ SwitchTransfer switch_transfer(const std::vector<std::string>& without) {
   SwitchTransfer t;
   for (const SwitchSystem& s : switch_systems()) {
     if (std::find(without.begin(), without.end(), s.preset) != without.end()) continue;
-    const config::Params p = defaults_of(s.preset);
-    log_link += std::log(p.number("nvlink_bandwidth") / s.spec);
-    inv_local += s.spec / p.number("local_copy_bandwidth");
+    const config::Params p = preset_defaults(s.preset);
+    const double spec = spec_of(s.preset);
+    log_link += std::log(p.number("nvlink_bandwidth") / spec);
+    inv_local += spec / p.number("local_copy_bandwidth");
     for (const char* key : kMeanKeys) t.means[key] += p.number(key);
     ++n;
     if (p.number("nvls_efficiency") > 0 && nccl_nvls_efficiency(s.generation) > 0) {
@@ -120,7 +113,7 @@ DefaultFabric transferred_switch_fabric(const ScaleUpLinks& gpu, const std::vect
   f.params["nvls_efficiency"] = nvls;
   f.params["nvls_latency"] = nvls > 0 ? t.nvls_latency : 0.0;
   f.params["ll_max_bandwidth"] = nccl_ll_max_bandwidth(gpu.vendor, gpu.generation);
-  if (pcie > 0) f.params["pcie_bandwidth"] = pcie * defaults_of("pcie_l40s").number("pcie_bandwidth") / kPcieSystemSpec;
+  if (pcie > 0) f.params["pcie_bandwidth"] = pcie * preset_defaults("pcie_l40s").number("pcie_bandwidth") / spec_of("pcie_l40s");
   f.basis = "transferred: the GPU's " + gbps(nvlink) + " per direction x " + std::to_string(t.link_ratio).substr(0, 5) +
             " and the NCCL costs of the measured NVSwitch systems";
   return f;
@@ -141,7 +134,7 @@ DefaultFabric measured_or_transferred(const ScaleUpLinks& gpu) {
     const bool pcie_system = f.kind == "pcie_l40s";
     const double link = pcie_system ? pcie : nvlink;
     if (link > 0 && std::fabs(link / m.spec - 1) > 1e-9) {
-      const config::Params p = defaults_of(f.kind);
+      const config::Params p = preset_defaults(f.kind);
       const double ratio = link / m.spec;
       const std::vector<std::string> keys =
           pcie_system ? std::vector<std::string>{"pcie_bandwidth", "host_bandwidth"} : std::vector<std::string>{"nvlink_bandwidth"};
@@ -150,11 +143,11 @@ DefaultFabric measured_or_transferred(const ScaleUpLinks& gpu) {
     }
     return f;
   }
-  const double pcie_ratio = defaults_of("pcie_l40s").number("pcie_bandwidth") / kPcieSystemSpec;
+  const double pcie_ratio = preset_defaults("pcie_l40s").number("pcie_bandwidth") / spec_of("pcie_l40s");
   const double ll_cap = nccl_ll_max_bandwidth(gpu.vendor, gpu.generation);
   if (nvlink > 0 && gpu.scale_up != "bridge") return transferred_switch_fabric(gpu);
   if (nvlink > 0) {
-    const double bridge_ratio = defaults_of("pcie_pairwise_nvlink").number("nvlink_bandwidth") / spec_of("pcie_pairwise_nvlink");
+    const double bridge_ratio = preset_defaults("pcie_pairwise_nvlink").number("nvlink_bandwidth") / spec_of("pcie_pairwise_nvlink");
     f.kind = "pcie_pairwise_nvlink";
     f.params["gpus_per_node"] = kPairwiseServerGpus;
     f.params["nvlink_bandwidth"] = nvlink * bridge_ratio;

@@ -59,12 +59,10 @@ SwitchTransfer switch_transfer(const std::vector<std::string>& without = {});
 // The generic `nvswitch` fabric of a GPU with a switched scale-up link, from that transfer.
 DefaultFabric transferred_switch_fabric(const ScaleUpLinks& gpu, const std::vector<std::string>& without = {});
 
-// The measured NVSwitch systems the transfer learns from, with their GPUs' generations and spec
-// link per direction.
+// The measured NVSwitch systems the transfer learns from, with their GPUs' generations.
 struct SwitchSystem {
   const char* preset;
   const char* generation;
-  double spec;  // B/s per direction
 };
 const std::vector<SwitchSystem>& switch_systems();
 

@@ -232,6 +232,12 @@ const bool registered = [] {
 
 }  // namespace
 
+config::Params preset_defaults(const std::string& kind) {
+  if (!topology_registry().has(kind)) throw std::invalid_argument("unknown topology '" + kind + "'");
+  config::Document doc = config::Document::parse("kind: " + kind + "\n", "<topology " + kind + ">");
+  return doc.root().resolve(topology_registry().get(kind, {}, "topology").schema);
+}
+
 std::unique_ptr<Topology> make_preset(const std::string& kind, int nodes, int gpus_per_node) {
   if (!topology_registry().has(kind)) throw std::invalid_argument("unknown topology '" + kind + "'");
   std::string yaml = "kind: " + kind + "\n";

@@ -16,4 +16,7 @@ inline TopologyRegistry& topology_registry() { return TopologyRegistry::instance
 // `gpus_per_node` replace the defaults when > 0. Throws std::invalid_argument for unknown names.
 std::unique_ptr<Topology> make_preset(const std::string& kind, int nodes = 0, int gpus_per_node = 0);
 
+// A kind's parameters as its defaults give them. Throws std::invalid_argument for unknown names.
+config::Params preset_defaults(const std::string& kind);
+
 }  // namespace ks::interconnect

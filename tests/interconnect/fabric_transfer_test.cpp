@@ -7,18 +7,12 @@
 #include <stdexcept>
 #include <vector>
 
-#include "base/config/document.hpp"
 #include "hw/interconnect/fabric_model.hpp"
 #include "hw/interconnect/fabric_transfer.hpp"
 #include "hw/interconnect/topology_presets.hpp"
 
 namespace ks::interconnect {
 namespace {
-
-config::Params defaults(const std::string& kind) {
-  config::Document doc = config::Document::parse("kind: " + kind + "\n", "<test>");
-  return doc.root().resolve(topology_registry().get(kind, {}, "topology").schema);
-}
 
 std::vector<int> first_n(int n) {
   std::vector<int> g(static_cast<std::size_t>(n));
@@ -61,7 +55,7 @@ TEST(FabricTransfer, TwiceTheLinkSpeedsALargeAllReduceUpToTheBandwidthRatioAndLe
   fast.nvlink_bandwidth = 1800e9;
   const DefaultFabric f = default_fabric(fast);
   EXPECT_EQ(f.kind, "dgx_h100");
-  EXPECT_NEAR(f.params.at("nvlink_bandwidth"), 2 * defaults("dgx_h100").number("nvlink_bandwidth"), 1e8);
+  EXPECT_NEAR(f.params.at("nvlink_bandwidth"), 2 * preset_defaults("dgx_h100").number("nvlink_bandwidth"), 1e8);
   const auto base = make_default_fabric(kH100), twice = make_default_fabric(fast);
   const double big = 1024.0 * 1024 * 1024, small = 4096;
   // Never better than the bandwidth ratio; not all of it either: a rank's own chunk (bytes / n) is
@@ -80,8 +74,8 @@ TEST(FabricTransfer, TwiceTheLinkSpeedsALargeAllReduceUpToTheBandwidthRatioAndLe
   ScaleUpLinks gen5 = kL40s;
   gen5.pcie_bandwidth = 128e9;
   const DefaultFabric p = default_fabric(gen5);
-  EXPECT_NEAR(p.params.at("pcie_bandwidth"), 2 * defaults("pcie_l40s").number("pcie_bandwidth"), 1e8);
-  EXPECT_NEAR(p.params.at("host_bandwidth"), 2 * defaults("pcie_l40s").number("host_bandwidth"), 1e8);
+  EXPECT_NEAR(p.params.at("pcie_bandwidth"), 2 * preset_defaults("pcie_l40s").number("pcie_bandwidth"), 1e8);
+  EXPECT_NEAR(p.params.at("host_bandwidth"), 2 * preset_defaults("pcie_l40s").number("host_bandwidth"), 1e8);
 }
 
 TEST(FabricTransfer, AnUnmeasuredSwitchGpuGetsItsSpecLinkAtTheMeasuredSystemsEfficiency) {
@@ -106,21 +100,21 @@ TEST(FabricTransfer, AnUnmeasuredSwitchGpuGetsItsSpecLinkAtTheMeasuredSystemsEff
   // Bridged pairs and PCIe-only cards.
   const DefaultFabric bridge = default_fabric({"h100_pcie", "nvidia", "hopper", "bridge", 600e9, 128e9});
   EXPECT_EQ(bridge.kind, "pcie_pairwise_nvlink");
-  EXPECT_NEAR(bridge.params.at("nvlink_bandwidth"), defaults("pcie_pairwise_nvlink").number("nvlink_bandwidth"), 1e8);
+  EXPECT_NEAR(bridge.params.at("nvlink_bandwidth"), preset_defaults("pcie_pairwise_nvlink").number("nvlink_bandwidth"), 1e8);
   EXPECT_NEAR(bridge.params.at("pcie_bandwidth"), 48e9, 1e8);  // Gen5 x16 at the L40S fit's 0.75
   const DefaultFabric l4 = default_fabric({"l4", "nvidia", "ada", "", 0, 64e9});
   EXPECT_EQ(l4.kind, "pcie_l40s");
-  EXPECT_NEAR(l4.params.at("pcie_bandwidth"), defaults("pcie_l40s").number("pcie_bandwidth"), 1e8);
+  EXPECT_NEAR(l4.params.at("pcie_bandwidth"), preset_defaults("pcie_l40s").number("pcie_bandwidth"), 1e8);
 }
 
 // The generic node's own figures are the means of the measured NVSwitch presets' (a refit of those
 // must carry over), and an H100-class GPU priced through it lands near the measured H100 system.
 TEST(FabricTransfer, TheGenericNodeIsTheMeanOfTheMeasuredSystems) {
   const char* measured[] = {"dgx_a100", "dgx_h100", "hgx_h200", "hgx_b200"};
-  const config::Params generic = defaults("nvswitch");
+  const config::Params generic = preset_defaults("nvswitch");
   for (const char* key : {"nvlink_latency", "collective_overhead", "nccl_latency_scale", "custom_allreduce_latency"}) {
     double mean = 0;
-    for (const char* m : measured) mean += defaults(m).number(key) / 4;
+    for (const char* m : measured) mean += preset_defaults(m).number(key) / 4;
     EXPECT_NEAR(generic.number(key), mean, 0.005 * mean) << key;
   }
   const SwitchTransfer t = switch_transfer();
@@ -128,9 +122,9 @@ TEST(FabricTransfer, TheGenericNodeIsTheMeanOfTheMeasuredSystems) {
   EXPECT_NEAR(generic.number("local_copy_bandwidth"), 450e9 * t.local_copy_ratio, 0.002 * 450e9);
   // Leaving Hopper out, NVLS is learned from B200 alone: its fitted efficiency over NCCL's 0.74.
   const SwitchTransfer without_hopper = switch_transfer({"dgx_h100", "hgx_h200"});
-  EXPECT_NEAR(without_hopper.nvls_ratio, defaults("hgx_b200").number("nvls_efficiency") / 0.74, 1e-9);
+  EXPECT_NEAR(without_hopper.nvls_ratio, preset_defaults("hgx_b200").number("nvls_efficiency") / 0.74, 1e-9);
   EXPECT_NEAR(without_hopper.means.at("nccl_latency_scale"),
-              (defaults("dgx_a100").number("nccl_latency_scale") + defaults("hgx_b200").number("nccl_latency_scale")) / 2,
+              (preset_defaults("dgx_a100").number("nccl_latency_scale") + preset_defaults("hgx_b200").number("nccl_latency_scale")) / 2,
               1e-9);
   EXPECT_THROW(switch_transfer({"dgx_a100", "dgx_h100", "hgx_h200", "hgx_b200"}), std::invalid_argument);
   const auto like_h100 = make_default_fabric({"not_in_the_catalogue", "nvidia", "hopper", "", 900e9, 128e9});
