@@ -48,8 +48,8 @@ void round_params(DefaultFabric& f) {
   for (auto& [key, value] : f.params) {
     const bool time = key.find("latency") != std::string::npos || key == "collective_overhead";
     const bool bandwidth = key.find("bandwidth") != std::string::npos;
-    const double unit = time ? 1e-9 : bandwidth ? 1e8 : 1e-3;
-    value = std::round(value / unit) * unit;
+    // Divide by the inverse of a sub-unit step: 937e-9, not 937.0000000000001e-9.
+    value = bandwidth ? std::round(value / 1e8) * 1e8 : std::round(value * (time ? 1e9 : 1e3)) / (time ? 1e9 : 1e3);
   }
 }
 
