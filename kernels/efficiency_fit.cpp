@@ -26,14 +26,15 @@ struct Sample {
 };
 
 // Parameter vector layout: wc[0..nc) | wm[0..nm) | log_t0 | log_p_minus_1 | log_theta |
-// log_launch_per_wave | log_chain_cycles | floor_narrow | log_softmax_cycles | log_reread_cycles.
+// log_launch_per_wave | log_chain_cycles | floor_narrow | log_softmax_cycles | log_reread_cycles |
+// log_warm_l2_cycles.
 // `ctas_per_kv_head`: the form of decode's waves the parameters are fitted in (not fitted);
 // `floor_in_cycles`: whether log_t0 is the floor at kFloorReferenceClockHz of a cycle count.
 struct Layout {
   std::size_t nc, nm;
   bool ctas_per_kv_head = false;
   bool floor_in_cycles = false;
-  std::size_t size() const { return nc + nm + 8; }
+  std::size_t size() const { return nc + nm + 9; }
   Eigen::VectorXd pack(const ClassParams& p) const {
     Eigen::VectorXd v(static_cast<Eigen::Index>(size()));
     for (std::size_t i = 0; i < nc; ++i) v[static_cast<Eigen::Index>(i)] = p.wc[i];
@@ -46,6 +47,7 @@ struct Layout {
     v[static_cast<Eigen::Index>(nc + nm + 5)] = p.floor_narrow;
     v[static_cast<Eigen::Index>(nc + nm + 6)] = p.log_softmax_cycles;
     v[static_cast<Eigen::Index>(nc + nm + 7)] = p.log_reread_cycles;
+    v[static_cast<Eigen::Index>(nc + nm + 8)] = p.log_warm_l2_cycles;
     return v;
   }
   ClassParams unpack(const Eigen::VectorXd& v) const {
@@ -64,6 +66,7 @@ struct Layout {
     p.floor_narrow = std::clamp(v[static_cast<Eigen::Index>(nc + nm + 5)], -3.0, 3.0);
     p.log_softmax_cycles = std::clamp(v[static_cast<Eigen::Index>(nc + nm + 6)], ClassParams::kNoSoftmax, std::log(1e3));
     p.log_reread_cycles = std::clamp(v[static_cast<Eigen::Index>(nc + nm + 7)], ClassParams::kNoReread, std::log(1e3));
+    p.log_warm_l2_cycles = std::clamp(v[static_cast<Eigen::Index>(nc + nm + 8)], ClassParams::kNoReread, std::log(1e3));
     p.ctas_per_kv_head = ctas_per_kv_head;
     p.floor_in_cycles = floor_in_cycles;
     return p;
@@ -197,6 +200,12 @@ Eigen::VectorXd fit_parametric(const std::vector<Sample>& samples, const Layout&
       if (!layout.ctas_per_kv_head) start[i_reread] = ClassParams::kNoReread;
       ridge[i_reread] = 1e6 * n;
     }
+    // A warm decode's L2 reads (KernelFeatures::t_l2): about 32 bytes per SM-cycle to start, where
+    // some row was measured warm in the L2; else the prior's rate (none without one).
+    const Eigen::Index i_warm = static_cast<Eigen::Index>(layout.nc + layout.nm + 8);
+    const bool warm_rows = std::any_of(samples.begin(), samples.end(), [](const Sample& s) { return s.f.t_l2 > 0; });
+    if (warm_rows && start[i_warm] <= ClassParams::kNoReread + 1) start[i_warm] = std::log(1.0 / 32.0);
+    if (!warm_rows) ridge[i_warm] = 1e6 * n;
     if (freeze_theta) {
       ridge[i_theta] = 1e6 * n;
       // Nor does its memory efficiency see the log sizes of the keys per sequence and of the
@@ -247,6 +256,10 @@ double other_source_flag(const std::string& source) {
   return source.rfind("xla", 0) == 0 || source.rfind("pytorch", 0) == 0 ? 1.0 : 0.0;
 }
 
+bool measured_warm(const std::string& source) {
+  return source.rfind("aic-", 0) == 0 || source.rfind("vidur", 0) == 0;
+}
+
 EfficiencyModel fit_efficiency(const std::vector<Measurement>& rows, const FitOptions& options) {
   EfficiencyModel model = options.prior ? *options.prior : EfficiencyModel();
   std::array<std::vector<Sample>, kNumKernelClasses> by_class;
@@ -266,7 +279,8 @@ EfficiencyModel fit_efficiency(const std::vector<Measurement>& rows, const FitOp
       if (std::string b = attention_backend_of(m.framework, m.kernel_source); !b.empty()) backends.insert(b);
     const auto c = static_cast<std::size_t>(cls);
     const double source = options.rows_are_engine_source ? 0.0 : other_source_flag(m.source);
-    by_class[c].push_back({kernel_features(m.kernel, *gpu, source), std::log(m.seconds), 1.0});
+    const bool warm = options.warm_l2_rows && measured_warm(m.source);
+    by_class[c].push_back({kernel_features(m.kernel, *gpu, source, true, -1.0, nullptr, warm), std::log(m.seconds), 1.0});
     families[c].push_back(shape_family(m.shape));
     keys.push_back({c, {m.gpu, m.source}});
     group_count[{m.gpu, m.source}][c] += 1.0;

@@ -43,12 +43,22 @@ struct FitOptions {
   // each generation out (docs/kernel-model.md, "Floors in cycles"); a target fit keeps its
   // prior's form (at one GPU's clock both forms price alike).
   bool attention_floor_in_cycles = false;
+  // Price decode rows of sources that replay the kernel (measured_warm) as measured warm: their KV
+  // read from the L2 where it fits (KernelFeatures::t_l2) at a rate such rows fit
+  // (ClassParams::log_warm_l2_cycles). The cross-gen tier's (docs/kernel-model.md, "Decode's
+  // efficiency across generations").
+  bool warm_l2_rows = false;
   BoostOptions boost;
 };
 
 // 1 for sources that are not a serving engine's own kernels (XLA's tables, microbench.py's
 // PyTorch sweeps), else 0.
 double other_source_flag(const std::string& source);
+
+// Whether a source's collector times a kernel by replaying it on the same data with no L2
+// eviction in between: AIConfigurator's (a CUDA graph of the kernel, collector/helper.py) and
+// Vidur's (the same attention call under its timer, vidur/profiling/attention/).
+bool measured_warm(const std::string& source);
 
 // Throws std::invalid_argument if a row's GPU is not in the catalog.
 EfficiencyModel fit_efficiency(const std::vector<Measurement>& rows, const FitOptions& options = {});

@@ -179,7 +179,7 @@ void set_features(std::array<double, kMaxFeatures>& x, std::size_t& n, V... v) {
 }  // namespace
 
 KernelFeatures kernel_features(const Kernel& k, const GpuSpec& gpu, double other_source, bool residual,
-                               double without_engine_quantisation, const GpuSpec* architecture) {
+                               double without_engine_quantisation, const GpuSpec* architecture, bool warm_l2) {
   KernelFeatures f;
   f.kernel = k;
   // The narrow-dtype terms (efficiency feature and floor) are an engine's quantise-and-scale work
@@ -248,7 +248,14 @@ KernelFeatures kernel_features(const Kernel& k, const GpuSpec& gpu, double other
       // of 1024 sequences of 2 keys came out 34x too slow with Ada left out): the fit holds their
       // weights at 0 (efficiency_fit.cpp). They stay features so that calibration files fitted
       // before, which weigh them, price as they did.
-      set_features(f.xm, f.nm, 1.0, 1.0 / (1.0 + w.waves), l2(w.keys_per_seq), l2(m), other_source);
+      // The last: whether the architecture streams with a bulk asynchronous copy engine (Hopper's
+      // and Blackwell's large decodes run at 0.84-0.93 of their HBM roofline, A100's and L40S's at
+      // 0.51-0.87: docs/kernel-model.md, "Decode's efficiency across generations"). Read from the
+      // calibrated GPU on a what-if: a spec change does not change the kernels' design.
+      const GpuSpec& arch = architecture != nullptr ? *architecture : gpu;
+      set_features(f.xm, f.nm, 1.0, 1.0 / (1.0 + w.waves), l2(w.keys_per_seq), l2(m), other_source,
+                   bulk_async_copy(arch) ? 1.0 : 0.0);
+      if (warm_l2 && k.bytes <= kWarmL2Share * gpu.l2_bytes) f.t_l2 = k.bytes / (sms * gpu.clock_hz);
       f.grid_waves = w.waves;
       f.t_chain = std::ceil(w.keys_per_seq / 64.0) / gpu.clock_hz;
       const double qh = k.heads > 0 ? static_cast<double>(k.heads) : 1.0;
@@ -304,6 +311,8 @@ ParametricTerms EfficiencyModel::parametric_terms(const KernelFeatures& f, const
   }
   if (f.t_reread > 0 && p.log_reread_cycles > ClassParams::kNoReread)
     t.reread = f.t_reread * p.exp_reread(p.log_reread_cycles, exp);
+  if (f.t_l2 > 0 && p.log_warm_l2_cycles > ClassParams::kNoReread)
+    t.memory = std::min(t.memory, f.t_l2 * p.exp_warm_l2(p.log_warm_l2_cycles, exp));
   return t;
 }
 
@@ -348,7 +357,7 @@ double EfficiencyModel::predict_seconds(const KernelFeatures& f) const {
 }
 
 KernelCost EfficiencyModel::cost(const Kernel& kernel, const GpuSpec& gpu, const GpuSpec* calibrated,
-                                  double source) const {
+                                  double source, bool warm_l2) const {
   KernelClass cls;
   if (!kernel_class(kernel.op, &cls)) return roofline_cost(kernel, gpu, 0.0);  // collectives
   const ClassParams& p = params(cls);
@@ -356,7 +365,7 @@ KernelCost EfficiencyModel::cost(const Kernel& kernel, const GpuSpec& gpu, const
   // The source's efficiency offsets are the fit's nuisance terms (every prediction is of an
   // engine's kernels); whether the kernel carries an engine's fp8 quantise-and-scale work is the
   // source's own (`source`).
-  KernelFeatures f = kernel_features(kernel, gpu, 0.0, residual && calibrated == nullptr, source, calibrated);
+  KernelFeatures f = kernel_features(kernel, gpu, 0.0, residual && calibrated == nullptr, source, calibrated, warm_l2);
   // The residual describes the calibrated GPU's own library choices (tiles, waves, split-K), not
   // physics: on a what-if spec it is read at the spec it was learned on, so only the parametric
   // (roofline-shaped) part moves with the change and the correction cannot fight the bound.
@@ -415,6 +424,8 @@ std::string EfficiencyModel::to_yaml() const {
       out << YAML::Key << "cycles_per_softmax_pair" << YAML::Value << std::exp(p.log_softmax_cycles);
     if (p.log_reread_cycles > ClassParams::kNoReread)
       out << YAML::Key << "cycles_per_reread_byte" << YAML::Value << std::exp(p.log_reread_cycles);
+    if (p.log_warm_l2_cycles > ClassParams::kNoReread)
+      out << YAML::Key << "cycles_per_warm_l2_byte" << YAML::Value << std::exp(p.log_warm_l2_cycles);
     if (p.ctas_per_kv_head) out << YAML::Key << "ctas_per_kv_head" << YAML::Value << true;
     if (p.floor_in_cycles) out << YAML::Key << "floor_in_cycles" << YAML::Value << true;
     out << YAML::Key << "w_compute" << YAML::Value << YAML::Flow << p.wc;
@@ -523,6 +534,7 @@ EfficiencyModel EfficiencyModel::from_yaml(const std::string& text, const std::s
       optional_log_rate(n, kClassNames[c], "cycles_per_iteration", ClassParams::kNoChain, p.log_chain_cycles);
       optional_log_rate(n, kClassNames[c], "cycles_per_softmax_pair", ClassParams::kNoSoftmax, p.log_softmax_cycles);
       optional_log_rate(n, kClassNames[c], "cycles_per_reread_byte", ClassParams::kNoReread, p.log_reread_cycles);
+      optional_log_rate(n, kClassNames[c], "cycles_per_warm_l2_byte", ClassParams::kNoReread, p.log_warm_l2_cycles);
       optional_log_rate(n, kClassNames[c], "launch_per_wave", ClassParams::kNoLaunchPerWave, p.log_launch_per_wave);
       if (const YAML::Node kv = n["ctas_per_kv_head"]) p.ctas_per_kv_head = kv.as<bool>();
       if (const YAML::Node cy = n["floor_in_cycles"]) p.floor_in_cycles = cy.as<bool>();

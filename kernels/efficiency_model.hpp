@@ -63,6 +63,11 @@ constexpr double kMaxPackedDecodeGroup = 16.0;
 // The clock at which a floor counted in cycles is written down (ClassParams::floor_in_cycles).
 constexpr double kFloorReferenceClockHz = 1.5e9;
 
+// The share of the L2 a replayed kernel's bytes may fill and still be read from it warm: on one
+// H200 (50 MB in the catalogue) a streaming read ran 1.5x faster warm at 40 MiB and no faster at
+// 51 MiB (scripts/microbench/l2_bandwidth.py, docs/validation-hardware.md).
+constexpr double kWarmL2Share = 0.75;
+
 // Features of one kernel for its class: x_c (compute efficiency) and x_m (memory efficiency).
 struct KernelFeatures {
   KernelClass cls;
@@ -91,6 +96,13 @@ struct KernelFeatures {
   // KV bytes read once per query head over SMs x clock, the time at one byte per SM-cycle. The
   // fallback's CTAs re-read their KV head's keys and values, mostly from L2. 0 otherwise.
   double t_reread = 0;
+  // Decode attention timed warm (a benchmark replaying the kernel on the same KV, which stays in
+  // the L2 while it fits: kernel_features' `warm_l2`) whose bytes fit in kWarmL2Share of the L2:
+  // the bytes over SMs x clock, the time at one byte per SM-cycle, priced at the class's warm-L2
+  // rate (ClassParams::log_warm_l2_cycles) when that is faster than the HBM term. 0 otherwise: every
+  // simulated kernel is cold (a serving step streams other layers' weights and KV through the L2
+  // between two reads of one layer's KV).
+  double t_l2 = 0;
   // log2 of the dtype's peak over the 16-bit peak (1 for fp8 on Hopper; 0 for 16-bit kernels, and
   // for a source whose fp8 GEMMs take quantised inputs: the narrow terms are an engine's
   // quantise-and-scale work).
@@ -123,9 +135,11 @@ struct KernelFeatures {
 // `architecture`: the spec whose tensor-core width names the architecture (prefill attention's
 // efficiency feature): the calibrated GPU when `gpu` is a what-if variant of it (a spec change
 // moves the roofline terms, not the design of the kernels written for the GPU); null: `gpu`.
+// `warm_l2`: the kernel is priced as a benchmark that replays it ran it, its bytes left in the L2
+// (KernelFeatures::t_l2); false for everything simulated.
 KernelFeatures kernel_features(const Kernel& kernel, const GpuSpec& gpu, double other_source = 0.0,
                                bool residual = true, double without_engine_quantisation = -1.0,
-                               const GpuSpec* architecture = nullptr);
+                               const GpuSpec* architecture = nullptr, bool warm_l2 = false);
 
 // f(x) remembered for the last x (compared bit for bit, so the result is exactly f(x)).
 class LastValue {
@@ -184,6 +198,8 @@ struct ClassParams {
   // less: none (files from before it, classes without it).
   double log_reread_cycles = kNoReread;
   static constexpr double kNoReread = -30.0;
+  // SM-cycles per byte a warm decode reads from the L2 (KernelFeatures::t_l2); kNoReread: none.
+  double log_warm_l2_cycles = kNoReread;
   bool fitted = false;
   BoostedTrees residual;  // log(measured / parametric); empty = none
   BoostSelection residual_selection;  // how the residual's settings were chosen (folds 0: not by CV)
@@ -192,7 +208,7 @@ struct ClassParams {
   // features are constant (attention's memory side in prefill, compute side in decode). Five of
   // the six exp() calls of a kernel no memo knows. Keyed by value, so fitting may change the
   // parameters freely.
-  LastValue exp_t0, exp_p_minus_1, exp_theta, exp_launch_per_wave, exp_chain, exp_narrow, exp_softmax, exp_reread,
+  LastValue exp_t0, exp_p_minus_1, exp_theta, exp_launch_per_wave, exp_chain, exp_narrow, exp_softmax, exp_reread, exp_warm_l2,
       sigmoid_c, sigmoid_m;
   ResidualFade residual_fade;         // how the residual extrapolates beyond the fitted work
   // The sweep's own measurements of its shape families (measured_families.hpp); empty: none kept.
@@ -207,6 +223,7 @@ struct ParametricTerms {
   double latency = 0;                      // t_chain x cycles per iteration (s)
   double softmax = 0;                      // t_softmax x cycles per pair (s): SM-side, bound `sm`
   double reread = 0;                       // t_reread x cycles per byte (s): SM-side, bound `sm`
+  // memory is the faster of t_m / eta_m and, for a warm kernel in L2, t_l2 x cycles per byte
   double floor = 0;                        // t0 (s)
   double power = 4;
   double body() const;
@@ -223,8 +240,9 @@ class EfficiencyModel {
   // measured kernel as its source ran it: 1 prices a narrow-dtype kernel without an engine's
   // quantise-and-scale work (the source's efficiency offsets, nuisance terms of the fit, are not
   // applied). 0, an engine's own kernels, for everything simulated.
+  // `warm_l2`: price the kernel as a benchmark that replays it measured it (kernel_features).
   KernelCost cost(const Kernel& kernel, const GpuSpec& gpu, const GpuSpec* calibrated = nullptr,
-                  double source = 0.0) const;
+                  double source = 0.0, bool warm_l2 = false) const;
   double predict_seconds(const KernelFeatures& f) const;
   // The parametric part alone, and with the class's residual applied.
   static double parametric_seconds(const KernelFeatures& f, const ClassParams& p);

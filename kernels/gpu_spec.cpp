@@ -20,6 +20,10 @@ double GpuSpec::peak(DType dtype) const {
   return it->second;
 }
 
+bool bulk_async_copy(const GpuSpec& gpu) {
+  return gpu.vendor == "nvidia" && (gpu.generation == "hopper" || gpu.generation == "blackwell");
+}
+
 bool GpuSpec::operator==(const GpuSpec& o) const {
   auto fields = [](const GpuSpec& g) {
     return std::tie(g.name, g.peak_flops, g.hbm_bandwidth, g.memory_bytes, g.num_sms, g.l2_bytes, g.clock_hz,

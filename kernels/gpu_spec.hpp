@@ -48,6 +48,12 @@ struct GpuSpec {
   bool operator!=(const GpuSpec& o) const { return !(*this == o); }
 };
 
+// Whether the GPU's SMs have a bulk asynchronous copy engine (NVIDIA's Tensor Memory Accelerator,
+// Hopper and Blackwell): one thread issues a tile's whole copy between global and shared memory,
+// so a memory-bound kernel keeps more bytes in flight with fewer threads. Read from the
+// generation (a spec file without one has none).
+bool bulk_async_copy(const GpuSpec& gpu);
+
 // The shipped catalog (data/gpus/*.yaml, embedded at build time); nullptr if unknown.
 // Lookup is ASCII case-insensitive.
 const GpuSpec* find_builtin_gpu(std::string_view name);

@@ -111,6 +111,7 @@ EfficiencyModel fit_cross_gen(const std::vector<Measurement>& sweeps_in, const C
   fit.transferable_elementwise = true;
   fit.transferable_decode = true;
   fit.attention_floor_in_cycles = true;
+  fit.warm_l2_rows = true;
   EfficiencyModel model = fit_efficiency(rows, fit);
   std::string without;
   for (const std::string& g : options.leave_out) without += (without.empty() ? "" : ", ") + g;

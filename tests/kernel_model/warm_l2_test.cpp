@@ -1,0 +1,145 @@
+// Decode attention as the measured tables timed it: a collector that replays a kernel on the same
+// KV finds it in the L2 while it fits (KernelFeatures::t_l2); every simulated kernel is cold. And
+// the architecture feature of decode's memory efficiency: a bulk asynchronous copy engine.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "kernels/efficiency_fit.hpp"
+#include "kernels/efficiency_model.hpp"
+#include "kernels/gpu_catalog.hpp"
+#include "kernels/kernel_builders.hpp"
+#include "kernels/sweep.hpp"
+
+using namespace ks::kernels;
+
+namespace {
+
+// A decode whose KV (keys and values of bf16, 8 KV heads of 128) takes about `bytes`.
+Kernel decode_of_bytes(double bytes) {
+  const std::int64_t seqs = 64;
+  const std::int64_t keys = static_cast<std::int64_t>(bytes / (2.0 * 8 * 128 * 2)) / seqs * seqs;
+  return make_attention_decode("d", seqs, keys, 32, 8, 128, DType::BF16, DType::BF16);
+}
+
+double body(const KernelCost& c) { return c.seconds - c.launch_seconds; }
+
+const std::string kWarmModel =
+    "kernel_efficiency_model: 1\nclasses:\n  attention_decode: {fitted: true, t0_us: 1, softmax_p: 29, "
+    "bytes_per_sm_cycle: 10000, ctas_per_kv_head: true, cycles_per_warm_l2_byte: 0.1, w_compute: [10], "
+    "w_memory: [0.5]}\n";
+
+}  // namespace
+
+TEST(WarmL2, AReplayedDecodeWhoseKvFitsInTheL2IsReadAtTheL2RateWhereThatIsFaster) {
+  const EfficiencyModel model = EfficiencyModel::from_yaml(kWarmModel, "warm.yaml");
+  // L40S: 96 MB of L2 over 864 GB/s of GDDR6; 142 SMs x 2.52 GHz x 10 bytes per SM-cycle = 3.6 TB/s.
+  const GpuSpec& l40s = *find_builtin_gpu("l40s");
+  const Kernel in_l2 = decode_of_bytes(0.5 * l40s.l2_bytes);
+  ASSERT_LT(in_l2.bytes, kWarmL2Share * l40s.l2_bytes);
+  const double l2_time = in_l2.bytes * 0.1 / (l40s.num_sms * l40s.clock_hz);
+  const KernelCost warm = model.cost(in_l2, l40s, nullptr, 0.0, true);
+  const KernelCost cold = model.cost(in_l2, l40s);
+  EXPECT_NEAR(body(warm), l2_time, 0.02 * l2_time);
+  EXPECT_GT(body(cold), 3.0 * body(warm));  // the HBM term: 864 GB/s at an efficiency under 1
+  EXPECT_EQ(warm.bound, Bound::Memory);
+  // Beyond the share of the L2 a replay keeps, the bytes come from the DRAM warm or cold.
+  const Kernel beyond = decode_of_bytes(0.9 * l40s.l2_bytes);
+  ASSERT_GT(beyond.bytes, kWarmL2Share * l40s.l2_bytes);
+  EXPECT_DOUBLE_EQ(model.cost(beyond, l40s, nullptr, 0.0, true).seconds, model.cost(beyond, l40s).seconds);
+  // H100: its HBM (3.35 TB/s) is faster than 132 SMs x 1.83 GHz x 10 bytes per SM-cycle, so a warm
+  // decode is priced as a cold one: the faster of the two.
+  const GpuSpec& h100 = *find_builtin_gpu("h100_sxm");
+  const Kernel h100_in_l2 = decode_of_bytes(0.5 * h100.l2_bytes);
+  EXPECT_DOUBLE_EQ(model.cost(h100_in_l2, h100, nullptr, 0.0, true).seconds, model.cost(h100_in_l2, h100).seconds);
+  // A file without the rate (every file before it, every target file) prices warm as cold.
+  std::string old = kWarmModel;
+  old.erase(old.find("cycles_per_warm_l2_byte: 0.1, "), std::string("cycles_per_warm_l2_byte: 0.1, ").size());
+  const EfficiencyModel before = EfficiencyModel::from_yaml(old, "old.yaml");
+  EXPECT_DOUBLE_EQ(before.cost(in_l2, l40s, nullptr, 0.0, true).seconds, before.cost(in_l2, l40s).seconds);
+  // The rate survives a round trip; a negative one is an error naming the key.
+  const EfficiencyModel again = EfficiencyModel::from_yaml(model.to_yaml(), "again.yaml");
+  EXPECT_DOUBLE_EQ(again.cost(in_l2, l40s, nullptr, 0.0, true).seconds, warm.seconds);
+  std::string bad = kWarmModel;
+  bad.replace(bad.find("0.1,"), 3, "-1");
+  try {
+    EfficiencyModel::from_yaml(bad, "bad.yaml");
+    FAIL() << "accepted a negative cycles_per_warm_l2_byte";
+  } catch (const std::exception& e) {
+    EXPECT_NE(std::string(e.what()).find("cycles_per_warm_l2_byte"), std::string::npos) << e.what();
+  }
+}
+
+TEST(WarmL2, TheSourcesThatReplayAKernelAreAIConfiguratorsAndVidurs) {
+  EXPECT_TRUE(measured_warm("aic-vllm-bf16"));
+  EXPECT_TRUE(measured_warm("aic-trtllm-fp8"));
+  EXPECT_TRUE(measured_warm("vidur-fp16"));
+  // Our own sweeps evict the L2 before each timed kernel (microbench.py); XLA's tables time GEMMs.
+  EXPECT_FALSE(measured_warm("pytorch"));
+  EXPECT_FALSE(measured_warm("pytorch-fa2"));
+  EXPECT_FALSE(measured_warm("sarathi-fp16"));
+  EXPECT_FALSE(measured_warm("xla-bf16"));
+  EXPECT_FALSE(measured_warm(""));
+}
+
+// The cross-gen fit recovers a known L2 rate from synthetic replayed rows of two GPUs, and leaves
+// it off when the rows are not taken as warm.
+TEST(WarmL2, TheCrossGenFitLearnsTheL2RateFromReplayedRows) {
+  const std::string yaml =
+      "kernel_efficiency_model: 1\nclasses:\n  attention_decode: {fitted: true, t0_us: 4, softmax_p: 4, "
+      "bytes_per_sm_cycle: 64, launch_per_wave: 0.1, cycles_per_iteration: 30, ctas_per_kv_head: true, "
+      "cycles_per_warm_l2_byte: 0.08, w_compute: [1], w_memory: [1.5, -1]}\n";
+  const EfficiencyModel truth = EfficiencyModel::from_yaml(yaml, "truth.yaml");
+  std::vector<Measurement> rows;
+  for (const char* gpu_name : {"l40s", "a100_sxm_80gb"}) {
+    const GpuSpec& gpu = *find_builtin_gpu(gpu_name);
+    for (std::int64_t seqs : {1, 8, 64, 512})
+      for (std::int64_t ctx : {128, 1024, 8192, 65536}) {
+        Measurement m;
+        m.gpu = gpu_name;
+        m.source = "aic-vllm-bf16";
+        m.kernel = make_attention_decode("d", seqs, seqs * ctx, 32, 8, 128, DType::BF16, DType::BF16);
+        m.seconds = truth.cost(m.kernel, gpu, nullptr, 0.0, true).seconds;
+        rows.push_back(m);
+      }
+  }
+  FitOptions options;
+  options.ridge = 1e-6;
+  options.transferable_decode = true;
+  options.warm_l2_rows = true;
+  const ClassParams fitted = fit_efficiency(rows, options).params(KernelClass::AttentionDecode);
+  EXPECT_NEAR(std::exp(fitted.log_warm_l2_cycles), 0.08, 0.008);
+  options.warm_l2_rows = false;
+  EXPECT_LE(fit_efficiency(rows, options).params(KernelClass::AttentionDecode).log_warm_l2_cycles,
+            ClassParams::kNoReread);
+}
+
+TEST(BulkAsyncCopy, HopperAndBlackwellHaveItAmpereAdaAndAmdDoNot) {
+  for (const char* g : {"h100_sxm", "h200", "b200"}) EXPECT_TRUE(bulk_async_copy(*find_builtin_gpu(g))) << g;
+  for (const char* g : {"a100_sxm_80gb", "a40", "l40s", "mi355x"}) EXPECT_FALSE(bulk_async_copy(*find_builtin_gpu(g))) << g;
+  GpuSpec unnamed = *find_builtin_gpu("h100_sxm");
+  unnamed.generation.clear();  // a spec file of its own
+  EXPECT_FALSE(bulk_async_copy(unnamed));
+}
+
+// Decode's memory efficiency reads the feature (its sixth weight); a spec what-if of the calibrated
+// GPU keeps it, so twice the bandwidth still halves a large decode.
+TEST(BulkAsyncCopy, DecodesMemoryEfficiencyReadsItAndAWhatIfKeepsIt) {
+  const std::string base =
+      "kernel_efficiency_model: 1\nclasses:\n  attention_decode: {fitted: true, t0_us: 1, softmax_p: 29, "
+      "bytes_per_sm_cycle: 10000, ctas_per_kv_head: true, w_compute: [10], w_memory: ";
+  const EfficiencyModel without = EfficiencyModel::from_yaml(base + "[0.5]}\n", "a.yaml");
+  const EfficiencyModel with = EfficiencyModel::from_yaml(base + "[0.5, 0, 0, 0, 0, 1]}\n", "b.yaml");
+  const GpuSpec& h100 = *find_builtin_gpu("h100_sxm");
+  const GpuSpec& a100 = *find_builtin_gpu("a100_sxm_80gb");
+  const Kernel large = decode_of_bytes(40.0 * h100.l2_bytes);
+  EXPECT_LT(body(with.cost(large, h100)), 0.9 * body(without.cost(large, h100)));
+  EXPECT_DOUBLE_EQ(with.cost(large, a100).seconds, without.cost(large, a100).seconds);
+  GpuSpec what_if = h100;
+  what_if.hbm_bandwidth *= 2;
+  what_if.generation.clear();  // even a variant that lost the name prices as the calibrated GPU's design
+  EXPECT_NEAR(body(with.cost(large, what_if, &h100)), body(with.cost(large, h100)) / 2,
+              0.02 * body(with.cost(large, h100)));
+}
