@@ -29,9 +29,10 @@ struct FitOptions {
   // size-dependent behaviour does not carry from one GPU to another (measured: leaving one GPU
   // out, the full model is worse than the roofline), so the cross-gen tier keeps them simple.
   bool transferable_elementwise = false;
-  // Decode attention fits only its waves-over-SMs memory feature, with the SM-side rate fixed at
-  // 64 bytes per SM-cycle: what carries to another generation (docs/kernel-model.md, "Attention
-  // across generations"). A GPU's own sweep (the target tier) fits every feature: the restricted
+  // Decode attention fits only its waves-over-SMs and copy-engine memory features, with the
+  // SM-side rate fixed at 64 bytes per SM-cycle: what carries to another generation
+  // (docs/kernel-model.md, "Attention across generations", "Decode's efficiency across
+  // generations"). A GPU's own sweep (the target tier) fits every feature: the restricted
   // form made held-out target decode worse (H200 39.5 -> 47.1%, validate_kernels.sh).
   // It also counts a packed grouped-query group's CTAs per (sequence, KV head) and fits the
   // re-reads of a group too large to pack (ClassParams::ctas_per_kv_head, log_reread_cycles).
