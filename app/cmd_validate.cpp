@@ -131,8 +131,8 @@ int cmd_validate(const std::vector<std::string>& args) {
     const auto tier_kernel = [&](const kernels::Kernel& k, const std::string& source_name) {
       if (*tier == kernels::Tier::Roofline) return roofline_kernel(k);
       const double source = *tier == kernels::Tier::CrossGen ? kernels::other_source_flag(source_name) : 0.0;
-      const bool warm = *tier == kernels::Tier::CrossGen && kernels::measured_warm(source_name);
-      return model.cost(k, *gpu, calibrated, source, warm).seconds;
+      const int replayed = *tier == kernels::Tier::CrossGen ? kernels::replayed_copies(source_name, k) : 0;
+      return model.cost(k, *gpu, calibrated, source, replayed).seconds;
     };
     const kernels::Predictor roofline = [&](const kernels::Measurement& m) { return roofline_kernel(m.kernel); };
     const kernels::Predictor predict = [&](const kernels::Measurement& m) { return tier_kernel(m.kernel, m.source); };

@@ -200,8 +200,9 @@ Eigen::VectorXd fit_parametric(const std::vector<Sample>& samples, const Layout&
       if (!layout.ctas_per_kv_head) start[i_reread] = ClassParams::kNoReread;
       ridge[i_reread] = 1e6 * n;
     }
-    // A warm decode's L2 reads (KernelFeatures::t_l2): about 32 bytes per SM-cycle to start, where
-    // some row was measured warm in the L2; else the prior's rate (none without one).
+    // A warm kernel's L2 reads (KernelFeatures::t_l2: a decode's KV, a GEMM's rotated weights):
+    // about 32 bytes per SM-cycle to start, where some row was measured warm in the L2; else the
+    // prior's rate (none without one).
     const Eigen::Index i_warm = static_cast<Eigen::Index>(layout.nc + layout.nm + 8);
     const bool warm_rows = std::any_of(samples.begin(), samples.end(), [](const Sample& s) { return s.f.t_l2 > 0; });
     if (warm_rows && start[i_warm] <= ClassParams::kNoReread + 1) start[i_warm] = std::log(1.0 / 32.0);
@@ -256,8 +257,16 @@ double other_source_flag(const std::string& source) {
   return source.rfind("xla", 0) == 0 || source.rfind("pytorch", 0) == 0 ? 1.0 : 0.0;
 }
 
-bool measured_warm(const std::string& source) {
-  return source.rfind("aic-", 0) == 0 || source.rfind("vidur", 0) == 0;
+int replayed_copies(const std::string& source, const Kernel& kernel) {
+  const bool aic = source.rfind("aic-", 0) == 0;
+  KernelClass cls;
+  if (!kernel_class(kernel.op, &cls)) return 0;
+  if (cls == KernelClass::AttentionDecode) return aic || source.rfind("vidur", 0) == 0 ? 1 : 0;
+  if (cls != KernelClass::Gemm || !aic) return 0;
+  if (source.rfind("aic-trtllm-", 0) == 0) return 5;
+  if (source.rfind("aic-vllm-", 0) == 0) return kernel.dtype == DType::FP4 ? 1 : 6;
+  if (source.rfind("aic-sglang-", 0) == 0) return 6;
+  return 0;
 }
 
 EfficiencyModel fit_efficiency(const std::vector<Measurement>& rows, const FitOptions& options) {
@@ -279,8 +288,8 @@ EfficiencyModel fit_efficiency(const std::vector<Measurement>& rows, const FitOp
       if (std::string b = attention_backend_of(m.framework, m.kernel_source); !b.empty()) backends.insert(b);
     const auto c = static_cast<std::size_t>(cls);
     const double source = options.rows_are_engine_source ? 0.0 : other_source_flag(m.source);
-    const bool warm = options.warm_l2_rows && measured_warm(m.source);
-    by_class[c].push_back({kernel_features(m.kernel, *gpu, source, true, -1.0, nullptr, warm), std::log(m.seconds), 1.0});
+    const int replayed = options.warm_l2_rows ? replayed_copies(m.source, m.kernel) : 0;
+    by_class[c].push_back({kernel_features(m.kernel, *gpu, source, true, -1.0, nullptr, replayed), std::log(m.seconds), 1.0});
     families[c].push_back(shape_family(m.shape));
     keys.push_back({c, {m.gpu, m.source}});
     group_count[{m.gpu, m.source}][c] += 1.0;

@@ -44,10 +44,10 @@ struct FitOptions {
   // each generation out (docs/kernel-model.md, "Floors in cycles"); a target fit keeps its
   // prior's form (at one GPU's clock both forms price alike).
   bool attention_floor_in_cycles = false;
-  // Price decode rows of sources that replay the kernel (measured_warm) as measured warm: their KV
-  // read from the L2 where it fits (KernelFeatures::t_l2) at a rate such rows fit
-  // (ClassParams::log_warm_l2_cycles). The cross-gen tier's (docs/kernel-model.md, "Decode's
-  // efficiency across generations").
+  // Price the rows of sources that replay the kernel (replayed_copies) as measured warm: decode's
+  // KV, a GEMM's rotated weights read from the L2 where they fit (KernelFeatures::t_l2) at a rate
+  // such rows fit (ClassParams::log_warm_l2_cycles). The cross-gen tier's (docs/kernel-model.md,
+  // "Decode's efficiency across generations", "GEMM weights in the collectors' L2").
   bool warm_l2_rows = false;
   BoostOptions boost;
 };
@@ -56,10 +56,13 @@ struct FitOptions {
 // PyTorch sweeps), else 0.
 double other_source_flag(const std::string& source);
 
-// Whether a source's collector times a kernel by replaying it on the same data with no L2
-// eviction in between: AIConfigurator's (a CUDA graph of the kernel, collector/helper.py) and
-// Vidur's (the same attention call under its timer, vidur/profiling/attention/).
-bool measured_warm(const std::string& source);
+// How a source's collector replays a kernel it times, with no L2 eviction in between: 0 when it
+// does not (the kernel is priced cold); for decode attention 1 (the same KV again:
+// AIConfigurator's CUDA graph of the kernel, collector/helper.py, and Vidur's attention call under
+// its timer, vidur/profiling/attention/); for a GEMM the copies of its weights AIConfigurator's
+// collectors rotate through (collector/<engine>/collect_gemm.py: TensorRT-LLM 5, whose later
+// rule min(5, ceil(L2 / weights)) is warm exactly when 5 fit; vLLM 6, 1 for NVFP4; SGLang 6).
+int replayed_copies(const std::string& source, const Kernel& kernel);
 
 // Throws std::invalid_argument if a row's GPU is not in the catalog.
 EfficiencyModel fit_efficiency(const std::vector<Measurement>& rows, const FitOptions& options = {});

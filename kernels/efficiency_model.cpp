@@ -179,7 +179,7 @@ void set_features(std::array<double, kMaxFeatures>& x, std::size_t& n, V... v) {
 }  // namespace
 
 KernelFeatures kernel_features(const Kernel& k, const GpuSpec& gpu, double other_source, bool residual,
-                               double without_engine_quantisation, const GpuSpec* architecture, bool warm_l2) {
+                               double without_engine_quantisation, const GpuSpec* architecture, int replayed_copies) {
   KernelFeatures f;
   f.kernel = k;
   // The narrow-dtype terms (efficiency feature and floor) are an engine's quantise-and-scale work
@@ -211,6 +211,13 @@ KernelFeatures kernel_features(const Kernel& k, const GpuSpec& gpu, double other
       // measured small-M times flat in K; they grow with K: 2.7 us at K = 64, 5.7 us at K = 8192.)
       f.t_chain = std::ceil(kk / 64.0) / gpu.clock_hz;
       set_features(f.xm, f.nm, 1.0, lm, l2(n * kk) / 2.0, other_source);
+      // A benchmark that rotates copies of the weights between replays reads them from the L2 when
+      // all copies and the activations fit in it.
+      if (replayed_copies > 0) {
+        const double weights = std::min(n * kk * static_cast<double>(k.batch) * dtype_bytes(k.dtype), k.bytes);
+        if (replayed_copies * weights + (k.bytes - weights) <= kWarmL2Share * gpu.l2_bytes)
+          f.t_l2 = k.bytes / (sms * gpu.clock_hz);
+      }
       break;
     }
     case KernelClass::AttentionPrefill: {
@@ -255,7 +262,7 @@ KernelFeatures kernel_features(const Kernel& k, const GpuSpec& gpu, double other
       const GpuSpec& arch = architecture != nullptr ? *architecture : gpu;
       set_features(f.xm, f.nm, 1.0, 1.0 / (1.0 + w.waves), l2(w.keys_per_seq), l2(m), other_source,
                    bulk_async_copy(arch) ? 1.0 : 0.0);
-      if (warm_l2 && k.bytes <= kWarmL2Share * gpu.l2_bytes) f.t_l2 = k.bytes / (sms * gpu.clock_hz);
+      if (replayed_copies > 0 && k.bytes <= kWarmL2Share * gpu.l2_bytes) f.t_l2 = k.bytes / (sms * gpu.clock_hz);
       f.grid_waves = w.waves;
       f.t_chain = std::ceil(w.keys_per_seq / 64.0) / gpu.clock_hz;
       const double qh = k.heads > 0 ? static_cast<double>(k.heads) : 1.0;
@@ -357,7 +364,7 @@ double EfficiencyModel::predict_seconds(const KernelFeatures& f) const {
 }
 
 KernelCost EfficiencyModel::cost(const Kernel& kernel, const GpuSpec& gpu, const GpuSpec* calibrated,
-                                  double source, bool warm_l2) const {
+                                  double source, int replayed_copies) const {
   KernelClass cls;
   if (!kernel_class(kernel.op, &cls)) return roofline_cost(kernel, gpu, 0.0);  // collectives
   const ClassParams& p = params(cls);
@@ -365,7 +372,7 @@ KernelCost EfficiencyModel::cost(const Kernel& kernel, const GpuSpec& gpu, const
   // The source's efficiency offsets are the fit's nuisance terms (every prediction is of an
   // engine's kernels); whether the kernel carries an engine's fp8 quantise-and-scale work is the
   // source's own (`source`).
-  KernelFeatures f = kernel_features(kernel, gpu, 0.0, residual && calibrated == nullptr, source, calibrated, warm_l2);
+  KernelFeatures f = kernel_features(kernel, gpu, 0.0, residual && calibrated == nullptr, source, calibrated, replayed_copies);
   // The residual describes the calibrated GPU's own library choices (tiles, waves, split-K), not
   // physics: on a what-if spec it is read at the spec it was learned on, so only the parametric
   // (roofline-shaped) part moves with the change and the correction cannot fight the bound.

@@ -96,12 +96,13 @@ struct KernelFeatures {
   // KV bytes read once per query head over SMs x clock, the time at one byte per SM-cycle. The
   // fallback's CTAs re-read their KV head's keys and values, mostly from L2. 0 otherwise.
   double t_reread = 0;
-  // Decode attention timed warm (a benchmark replaying the kernel on the same KV, which stays in
-  // the L2 while it fits: kernel_features' `warm_l2`) whose bytes fit in kWarmL2Share of the L2:
+  // A kernel timed warm (a benchmark replaying it, kernel_features' `replayed_copies`) whose
+  // replayed bytes fit in kWarmL2Share of the L2 (decode attention: its KV, read again by every
+  // replay; a GEMM: its weights times the copies the benchmark rotates, plus its activations):
   // the bytes over SMs x clock, the time at one byte per SM-cycle, priced at the class's warm-L2
   // rate (ClassParams::log_warm_l2_cycles) when that is faster than the HBM term. 0 otherwise: every
   // simulated kernel is cold (a serving step streams other layers' weights and KV through the L2
-  // between two reads of one layer's KV).
+  // between two uses of one layer's).
   double t_l2 = 0;
   // log2 of the dtype's peak over the 16-bit peak (1 for fp8 on Hopper; 0 for 16-bit kernels, and
   // for a source whose fp8 GEMMs take quantised inputs: the narrow terms are an engine's
@@ -135,11 +136,12 @@ struct KernelFeatures {
 // `architecture`: the spec whose tensor-core width names the architecture (prefill attention's
 // efficiency feature): the calibrated GPU when `gpu` is a what-if variant of it (a spec change
 // moves the roofline terms, not the design of the kernels written for the GPU); null: `gpu`.
-// `warm_l2`: the kernel is priced as a benchmark that replays it ran it, its bytes left in the L2
-// (KernelFeatures::t_l2); false for everything simulated.
+// `replayed_copies`: the kernel is priced as a benchmark that replays it ran it (KernelFeatures::t_l2),
+// rotating that many copies of a GEMM's weights (replayed_copies in efficiency_fit.hpp); 0 for
+// everything simulated.
 KernelFeatures kernel_features(const Kernel& kernel, const GpuSpec& gpu, double other_source = 0.0,
                                bool residual = true, double without_engine_quantisation = -1.0,
-                               const GpuSpec* architecture = nullptr, bool warm_l2 = false);
+                               const GpuSpec* architecture = nullptr, int replayed_copies = 0);
 
 // f(x) remembered for the last x (compared bit for bit, so the result is exactly f(x)).
 class LastValue {
@@ -240,9 +242,9 @@ class EfficiencyModel {
   // measured kernel as its source ran it: 1 prices a narrow-dtype kernel without an engine's
   // quantise-and-scale work (the source's efficiency offsets, nuisance terms of the fit, are not
   // applied). 0, an engine's own kernels, for everything simulated.
-  // `warm_l2`: price the kernel as a benchmark that replays it measured it (kernel_features).
+  // `replayed_copies`: price the kernel as a benchmark that replays it measured it (kernel_features).
   KernelCost cost(const Kernel& kernel, const GpuSpec& gpu, const GpuSpec* calibrated = nullptr,
-                  double source = 0.0, bool warm_l2 = false) const;
+                  double source = 0.0, int replayed_copies = 0) const;
   double predict_seconds(const KernelFeatures& f) const;
   // The parametric part alone, and with the class's residual applied.
   static double parametric_seconds(const KernelFeatures& f, const ClassParams& p);

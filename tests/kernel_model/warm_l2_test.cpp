@@ -1,5 +1,6 @@
-// Decode attention as the measured tables timed it: a collector that replays a kernel on the same
-// KV finds it in the L2 while it fits (KernelFeatures::t_l2); every simulated kernel is cold. And
+// Kernels as the measured tables timed them: a collector that replays a decode on the same KV, or a
+// GEMM over a few copies of its weights, finds them in the L2 while they fit
+// (KernelFeatures::t_l2); every simulated kernel is cold. And
 // the architecture feature of decode's memory efficiency: a bulk asynchronous copy engine.
 #include <gtest/gtest.h>
 
@@ -40,7 +41,7 @@ TEST(WarmL2, AReplayedDecodeWhoseKvFitsInTheL2IsReadAtTheL2RateWhereThatIsFaster
   const Kernel in_l2 = decode_of_bytes(0.5 * l40s.l2_bytes);
   ASSERT_LT(in_l2.bytes, kWarmL2Share * l40s.l2_bytes);
   const double l2_time = in_l2.bytes * 0.1 / (l40s.num_sms * l40s.clock_hz);
-  const KernelCost warm = model.cost(in_l2, l40s, nullptr, 0.0, true);
+  const KernelCost warm = model.cost(in_l2, l40s, nullptr, 0.0, 1);
   const KernelCost cold = model.cost(in_l2, l40s);
   EXPECT_NEAR(body(warm), l2_time, 0.02 * l2_time);
   EXPECT_GT(body(cold), 3.0 * body(warm));  // the HBM term: 864 GB/s at an efficiency under 1
@@ -48,20 +49,20 @@ TEST(WarmL2, AReplayedDecodeWhoseKvFitsInTheL2IsReadAtTheL2RateWhereThatIsFaster
   // Beyond the share of the L2 a replay keeps, the bytes come from the DRAM warm or cold.
   const Kernel beyond = decode_of_bytes(0.9 * l40s.l2_bytes);
   ASSERT_GT(beyond.bytes, kWarmL2Share * l40s.l2_bytes);
-  EXPECT_DOUBLE_EQ(model.cost(beyond, l40s, nullptr, 0.0, true).seconds, model.cost(beyond, l40s).seconds);
+  EXPECT_DOUBLE_EQ(model.cost(beyond, l40s, nullptr, 0.0, 1).seconds, model.cost(beyond, l40s).seconds);
   // H100: its HBM (3.35 TB/s) is faster than 132 SMs x 1.83 GHz x 10 bytes per SM-cycle, so a warm
   // decode is priced as a cold one: the faster of the two.
   const GpuSpec& h100 = *find_builtin_gpu("h100_sxm");
   const Kernel h100_in_l2 = decode_of_bytes(0.5 * h100.l2_bytes);
-  EXPECT_DOUBLE_EQ(model.cost(h100_in_l2, h100, nullptr, 0.0, true).seconds, model.cost(h100_in_l2, h100).seconds);
+  EXPECT_DOUBLE_EQ(model.cost(h100_in_l2, h100, nullptr, 0.0, 1).seconds, model.cost(h100_in_l2, h100).seconds);
   // A file without the rate (every file before it, every target file) prices warm as cold.
   std::string old = kWarmModel;
   old.erase(old.find("cycles_per_warm_l2_byte: 0.1, "), std::string("cycles_per_warm_l2_byte: 0.1, ").size());
   const EfficiencyModel before = EfficiencyModel::from_yaml(old, "old.yaml");
-  EXPECT_DOUBLE_EQ(before.cost(in_l2, l40s, nullptr, 0.0, true).seconds, before.cost(in_l2, l40s).seconds);
+  EXPECT_DOUBLE_EQ(before.cost(in_l2, l40s, nullptr, 0.0, 1).seconds, before.cost(in_l2, l40s).seconds);
   // The rate survives a round trip; a negative one is an error naming the key.
   const EfficiencyModel again = EfficiencyModel::from_yaml(model.to_yaml(), "again.yaml");
-  EXPECT_DOUBLE_EQ(again.cost(in_l2, l40s, nullptr, 0.0, true).seconds, warm.seconds);
+  EXPECT_DOUBLE_EQ(again.cost(in_l2, l40s, nullptr, 0.0, 1).seconds, warm.seconds);
   std::string bad = kWarmModel;
   bad.replace(bad.find("0.1,"), 3, "-1");
   try {
@@ -73,15 +74,52 @@ TEST(WarmL2, AReplayedDecodeWhoseKvFitsInTheL2IsReadAtTheL2RateWhereThatIsFaster
 }
 
 TEST(WarmL2, TheSourcesThatReplayAKernelAreAIConfiguratorsAndVidurs) {
-  EXPECT_TRUE(measured_warm("aic-vllm-bf16"));
-  EXPECT_TRUE(measured_warm("aic-trtllm-fp8"));
-  EXPECT_TRUE(measured_warm("vidur-fp16"));
+  const Kernel decode = decode_of_bytes(1e6);
+  EXPECT_EQ(replayed_copies("aic-vllm-bf16", decode), 1);
+  EXPECT_EQ(replayed_copies("aic-trtllm-fp8", decode), 1);
+  EXPECT_EQ(replayed_copies("vidur-fp16", decode), 1);
   // Our own sweeps evict the L2 before each timed kernel (microbench.py); XLA's tables time GEMMs.
-  EXPECT_FALSE(measured_warm("pytorch"));
-  EXPECT_FALSE(measured_warm("pytorch-fa2"));
-  EXPECT_FALSE(measured_warm("sarathi-fp16"));
-  EXPECT_FALSE(measured_warm("xla-bf16"));
-  EXPECT_FALSE(measured_warm(""));
+  for (const char* cold : {"pytorch", "pytorch-fa2", "sarathi-fp16", "xla-bf16", ""})
+    EXPECT_EQ(replayed_copies(cold, decode), 0) << cold;
+  // AIConfigurator's GEMM collectors rotate copies of the weights (collector/<engine>/collect_gemm.py):
+  // TensorRT-LLM 5, vLLM 6 (its NVFP4 GEMMs one), SGLang 6. Vidur times its GEMMs inside a layer's
+  // forward, between other weights; prefill attention is taken cold everywhere.
+  const Kernel gemm = make_gemm("g", 8, 4096, 4096, DType::BF16, 2, 2);
+  const Kernel fp4 = make_gemm("g", 8, 4096, 4096, DType::FP4, 2, dtype_bytes(DType::FP4));
+  EXPECT_EQ(replayed_copies("aic-trtllm-bf16", gemm), 5);
+  EXPECT_EQ(replayed_copies("aic-trtllm-fp4", fp4), 5);
+  EXPECT_EQ(replayed_copies("aic-vllm-bf16", gemm), 6);
+  EXPECT_EQ(replayed_copies("aic-vllm-fp4", fp4), 1);
+  EXPECT_EQ(replayed_copies("aic-sglang-fp8", gemm), 6);
+  EXPECT_EQ(replayed_copies("vidur-fp16", gemm), 0);
+  EXPECT_EQ(replayed_copies("xla-bf16", gemm), 0);
+  const Kernel prefill = make_attention_prefill("p", 1, 1024, 1024, 1024 * 1025 / 2, 32, 8, 128, DType::BF16, DType::BF16);
+  EXPECT_EQ(replayed_copies("aic-vllm-bf16", prefill), 0);
+}
+
+// A GEMM replayed over copies of its weights is read from the L2 when every copy and the
+// activations fit in kWarmL2Share of it; the copies count, not the weights alone.
+TEST(WarmL2, AReplayedGemmIsWarmOnlyWhenEveryRotatedCopyOfItsWeightsFitsInTheL2) {
+  const EfficiencyModel model = EfficiencyModel::from_yaml(
+      "kernel_efficiency_model: 1\nclasses:\n  gemm: {fitted: true, t0_us: 1, softmax_p: 29, "
+      "bytes_per_sm_cycle: 10000, cycles_per_warm_l2_byte: 0.1, w_compute: [10], w_memory: [0.5]}\n",
+      "warm_gemm.yaml");
+  const GpuSpec& l40s = *find_builtin_gpu("l40s");  // 96 MB of L2: 72 MB for a replay
+  // 4096 x 2048 bf16 weights: 16 MiB; four copies fit, five do not.
+  const Kernel gemm = make_gemm("g", 4, 4096, 2048, DType::BF16, 2, 2);
+  const double weights = 4096.0 * 2048.0 * 2.0;
+  ASSERT_LT(4 * weights + (gemm.bytes - weights), kWarmL2Share * l40s.l2_bytes);
+  ASSERT_GT(5 * weights, kWarmL2Share * l40s.l2_bytes);
+  const double cold = model.cost(gemm, l40s).seconds;
+  const KernelCost warm = model.cost(gemm, l40s, nullptr, 0.0, 4);
+  const double l2_time = gemm.bytes * 0.1 / (l40s.num_sms * l40s.clock_hz);
+  EXPECT_NEAR(warm.seconds - warm.launch_seconds, l2_time, 0.02 * l2_time);
+  EXPECT_LT(warm.seconds, 0.5 * cold);
+  EXPECT_DOUBLE_EQ(model.cost(gemm, l40s, nullptr, 0.0, 5).seconds, cold);
+  EXPECT_DOUBLE_EQ(model.cost(gemm, l40s, nullptr, 0.0, 0).seconds, cold);
+  // Large M: the activations alone overflow the L2, whatever the copies.
+  const Kernel wide = make_gemm("g", 16384, 4096, 2048, DType::BF16, 2, 2);
+  EXPECT_DOUBLE_EQ(model.cost(wide, l40s, nullptr, 0.0, 1).seconds, model.cost(wide, l40s).seconds);
 }
 
 // The cross-gen fit recovers a known L2 rate from synthetic replayed rows of two GPUs, and leaves
@@ -101,7 +139,7 @@ TEST(WarmL2, TheCrossGenFitLearnsTheL2RateFromReplayedRows) {
         m.gpu = gpu_name;
         m.source = "aic-vllm-bf16";
         m.kernel = make_attention_decode("d", seqs, seqs * ctx, 32, 8, 128, DType::BF16, DType::BF16);
-        m.seconds = truth.cost(m.kernel, gpu, nullptr, 0.0, true).seconds;
+        m.seconds = truth.cost(m.kernel, gpu, nullptr, 0.0, 1).seconds;
         rows.push_back(m);
       }
   }
