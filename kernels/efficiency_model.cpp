@@ -210,7 +210,10 @@ KernelFeatures kernel_features(const Kernel& k, const GpuSpec& gpu, double other
       // The K loop in steps of 64. (Dividing it by the split-K that would fill the SMs made the
       // measured small-M times flat in K; they grow with K: 2.7 us at K = 64, 5.7 us at K = 8192.)
       f.t_chain = std::ceil(kk / 64.0) / gpu.clock_hz;
-      set_features(f.xm, f.nm, 1.0, lm, l2(n * kk) / 2.0, other_source);
+      // The last: the copy engine, as decode's (Hopper's and Blackwell's weight-streaming GEMMs
+      // keep more bytes in flight); read from the calibrated GPU on a what-if.
+      const GpuSpec& arch = architecture != nullptr ? *architecture : gpu;
+      set_features(f.xm, f.nm, 1.0, lm, l2(n * kk) / 2.0, other_source, bulk_async_copy(arch) ? 1.0 : 0.0);
       // A benchmark that rotates copies of the weights between replays reads them from the L2 when
       // all copies and the activations fit in it.
       if (replayed_copies > 0) {

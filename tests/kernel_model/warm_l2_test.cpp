@@ -1,7 +1,7 @@
 // Kernels as the measured tables timed them: a collector that replays a decode on the same KV, or a
 // GEMM over a few copies of its weights, finds them in the L2 while they fit
 // (KernelFeatures::t_l2); every simulated kernel is cold. And
-// the architecture feature of decode's memory efficiency: a bulk asynchronous copy engine.
+// the architecture feature of decode's and GEMMs' memory efficiency: a bulk asynchronous copy engine.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -180,4 +180,26 @@ TEST(BulkAsyncCopy, DecodesMemoryEfficiencyReadsItAndAWhatIfKeepsIt) {
   what_if.generation.clear();  // even a variant that lost the name prices as the calibrated GPU's design
   EXPECT_NEAR(body(with.cost(large, what_if, &h100)), body(with.cost(large, h100)) / 2,
               0.02 * body(with.cost(large, h100)));
+}
+
+// The GEMM class carries the same feature (its memory efficiency's fifth weight): a
+// weight-streaming GEMM on Hopper is priced faster with it, an A100 one not at all, and 2x the
+// bandwidth still halves it on a what-if.
+TEST(BulkAsyncCopy, AGemmsMemoryEfficiencyReadsItTooAndAWhatIfKeepsIt) {
+  const std::string base =
+      "kernel_efficiency_model: 1\nclasses:\n  gemm: {fitted: true, t0_us: 1, softmax_p: 29, "
+      "bytes_per_sm_cycle: 10000, w_compute: [10], w_memory: ";
+  const EfficiencyModel without = EfficiencyModel::from_yaml(base + "[0.5]}\n", "a.yaml");
+  const EfficiencyModel with = EfficiencyModel::from_yaml(base + "[0.5, 0, 0, 0, 1]}\n", "b.yaml");
+  const GpuSpec& h100 = *find_builtin_gpu("h100_sxm");
+  const GpuSpec& a100 = *find_builtin_gpu("a100_sxm_80gb");
+  const Kernel streaming = make_gemm("g", 4, 28672, 8192, DType::BF16, 2, 2);  // 470 MB of weights
+  ASSERT_EQ(with.cost(streaming, h100).bound, Bound::Memory);
+  EXPECT_LT(body(with.cost(streaming, h100)), 0.9 * body(without.cost(streaming, h100)));
+  EXPECT_DOUBLE_EQ(with.cost(streaming, a100).seconds, without.cost(streaming, a100).seconds);
+  GpuSpec what_if = h100;
+  what_if.hbm_bandwidth *= 2;
+  what_if.generation.clear();
+  EXPECT_NEAR(body(with.cost(streaming, what_if, &h100)), body(with.cost(streaming, h100)) / 2,
+              0.02 * body(with.cost(streaming, h100)));
 }
