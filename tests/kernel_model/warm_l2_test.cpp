@@ -162,44 +162,38 @@ TEST(BulkAsyncCopy, HopperAndBlackwellHaveItAmpereAdaAndAmdDoNot) {
   EXPECT_FALSE(bulk_async_copy(unnamed));
 }
 
-// Decode's memory efficiency reads the feature (its sixth weight); a spec what-if of the calibrated
-// GPU keeps it, so twice the bandwidth still halves a large decode.
-TEST(BulkAsyncCopy, DecodesMemoryEfficiencyReadsItAndAWhatIfKeepsIt) {
-  const std::string base =
-      "kernel_efficiency_model: 1\nclasses:\n  attention_decode: {fitted: true, t0_us: 1, softmax_p: 29, "
-      "bytes_per_sm_cycle: 10000, ctas_per_kv_head: true, w_compute: [10], w_memory: ";
+// A class whose memory efficiency weighs the feature (`with_weights`): the kernel is priced faster
+// on Hopper than without it, exactly as before on an A100, and a spec what-if of the calibrated GPU
+// keeps the feature, so twice the bandwidth still halves the kernel.
+namespace {
+void expect_copy_engine_feature(const std::string& base, const std::string& with_weights, const Kernel& kernel) {
   const EfficiencyModel without = EfficiencyModel::from_yaml(base + "[0.5]}\n", "a.yaml");
-  const EfficiencyModel with = EfficiencyModel::from_yaml(base + "[0.5, 0, 0, 0, 0, 1]}\n", "b.yaml");
+  const EfficiencyModel with = EfficiencyModel::from_yaml(base + with_weights + "}\n", "b.yaml");
   const GpuSpec& h100 = *find_builtin_gpu("h100_sxm");
   const GpuSpec& a100 = *find_builtin_gpu("a100_sxm_80gb");
-  const Kernel large = decode_of_bytes(40.0 * h100.l2_bytes);
-  EXPECT_LT(body(with.cost(large, h100)), 0.9 * body(without.cost(large, h100)));
-  EXPECT_DOUBLE_EQ(with.cost(large, a100).seconds, without.cost(large, a100).seconds);
+  ASSERT_EQ(with.cost(kernel, h100).bound, Bound::Memory);
+  EXPECT_LT(body(with.cost(kernel, h100)), 0.9 * body(without.cost(kernel, h100)));
+  EXPECT_DOUBLE_EQ(with.cost(kernel, a100).seconds, without.cost(kernel, a100).seconds);
   GpuSpec what_if = h100;
   what_if.hbm_bandwidth *= 2;
   what_if.generation.clear();  // even a variant that lost the name prices as the calibrated GPU's design
-  EXPECT_NEAR(body(with.cost(large, what_if, &h100)), body(with.cost(large, h100)) / 2,
-              0.02 * body(with.cost(large, h100)));
+  EXPECT_NEAR(body(with.cost(kernel, what_if, &h100)), body(with.cost(kernel, h100)) / 2,
+              0.02 * body(with.cost(kernel, h100)));
+}
+}  // namespace
+
+// Decode's memory efficiency reads the feature as its sixth weight.
+TEST(BulkAsyncCopy, DecodesMemoryEfficiencyReadsItAndAWhatIfKeepsIt) {
+  expect_copy_engine_feature(
+      "kernel_efficiency_model: 1\nclasses:\n  attention_decode: {fitted: true, t0_us: 1, softmax_p: 29, "
+      "bytes_per_sm_cycle: 10000, ctas_per_kv_head: true, w_compute: [10], w_memory: ",
+      "[0.5, 0, 0, 0, 0, 1]", decode_of_bytes(40.0 * find_builtin_gpu("h100_sxm")->l2_bytes));
 }
 
-// The GEMM class carries the same feature (its memory efficiency's fifth weight): a
-// weight-streaming GEMM on Hopper is priced faster with it, an A100 one not at all, and 2x the
-// bandwidth still halves it on a what-if.
+// The GEMM class reads it as its fifth: a weight-streaming GEMM (470 MB of weights).
 TEST(BulkAsyncCopy, AGemmsMemoryEfficiencyReadsItTooAndAWhatIfKeepsIt) {
-  const std::string base =
+  expect_copy_engine_feature(
       "kernel_efficiency_model: 1\nclasses:\n  gemm: {fitted: true, t0_us: 1, softmax_p: 29, "
-      "bytes_per_sm_cycle: 10000, w_compute: [10], w_memory: ";
-  const EfficiencyModel without = EfficiencyModel::from_yaml(base + "[0.5]}\n", "a.yaml");
-  const EfficiencyModel with = EfficiencyModel::from_yaml(base + "[0.5, 0, 0, 0, 1]}\n", "b.yaml");
-  const GpuSpec& h100 = *find_builtin_gpu("h100_sxm");
-  const GpuSpec& a100 = *find_builtin_gpu("a100_sxm_80gb");
-  const Kernel streaming = make_gemm("g", 4, 28672, 8192, DType::BF16, 2, 2);  // 470 MB of weights
-  ASSERT_EQ(with.cost(streaming, h100).bound, Bound::Memory);
-  EXPECT_LT(body(with.cost(streaming, h100)), 0.9 * body(without.cost(streaming, h100)));
-  EXPECT_DOUBLE_EQ(with.cost(streaming, a100).seconds, without.cost(streaming, a100).seconds);
-  GpuSpec what_if = h100;
-  what_if.hbm_bandwidth *= 2;
-  what_if.generation.clear();
-  EXPECT_NEAR(body(with.cost(streaming, what_if, &h100)), body(with.cost(streaming, h100)) / 2,
-              0.02 * body(with.cost(streaming, h100)));
+      "bytes_per_sm_cycle: 10000, w_compute: [10], w_memory: ",
+      "[0.5, 0, 0, 0, 1]", make_gemm("g", 4, 28672, 8192, DType::BF16, 2, 2));
 }
