@@ -112,6 +112,20 @@ EfficiencyModel fit_cross_gen(const std::vector<Measurement>& sweeps_in, const C
   fit.transferable_decode = true;
   fit.attention_floor_in_cycles = true;
   fit.warm_l2_rows = true;
+  // A backend's rows start from (and are pulled towards) the engine's fit on the same GPUs, so a
+  // term they cannot identify (the copy engine where no Hopper or Blackwell GPU ran the backend,
+  // the warm-L2 rate) keeps the engine's value rather than the default's. Classes fit
+  // independently, so the engine's attention rows alone give its attention classes.
+  EfficiencyModel engine_fit;
+  if (!options.attention_backend.empty()) {
+    std::vector<Measurement> attention;
+    for (const Measurement& m : sweeps_in)
+      if (m.kernel.op == OpKind::AttentionPrefill || m.kernel.op == OpKind::AttentionDecode) attention.push_back(m);
+    CrossGenOptions engine_options = options;
+    engine_options.attention_backend.clear();
+    engine_fit = fit_cross_gen(attention, engine_options);
+    fit.prior = &engine_fit;
+  }
   EfficiencyModel model = fit_efficiency(rows, fit);
   std::string without;
   for (const std::string& g : options.leave_out) without += (without.empty() ? "" : ", ") + g;

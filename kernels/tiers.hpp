@@ -43,7 +43,8 @@ struct CrossGenOptions {
   // (attention kernels differ by engine); other classes on every row. "": every row.
   std::string framework;
   // Fit only the attention rows of this backend (attention_backend.hpp; of `framework` when set):
-  // a backend's own attention calibration. "": every row.
+  // a backend's own attention calibration, with the engine's fit (same GPUs left out) as its
+  // prior. "": every row.
   std::string attention_backend;
 };
 

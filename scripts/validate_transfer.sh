@@ -34,8 +34,25 @@ for gen in "${GENERATIONS[@]}"; do
       awk -v gen="$gen" -v fw="$fw" -v gpu="$gpu" '/^\{/ { gsub(/[{}]/, ""); print gen, fw, gpu, $1, $2, $3, $4, $5, $6, $7 }'
   done
 done >"$WORK/moe_rows.txt"
+# Attention backends: each backend's own file (--attention-backend, the engine's fit as its prior),
+# fitted without the generation, on that generation's attention rows of the backend.
+for gen in "${GENERATIONS[@]}"; do
+  for item in ${SWEEPS[$gen]}; do
+    IFS=: read -r fw gpu file <<<"$item"
+    [ "$fw" = "-" ] && continue
+    for b in fa2 fa3 fa4 flashinfer trtllm triton; do
+      cal="$WORK/cg_${gen}_${fw}_$b.yaml"
+      # No rows of the backend on the GPUs that stay in: no file to score.
+      [ -f "$cal" ] || "$B" calibrate --cross-gen --leave-out "${GPUS[$gen]}" --framework "$fw" --attention-backend "$b" \
+        -o "$cal" >/dev/null 2>&1 || continue
+      "$B" validate --gpu "$gpu" --tier cross-gen --calibration "$cal" --sweep "$file" --attention-backend "$b" 2>/dev/null |
+        awk -v gen="$gen" -v fw="$fw" -v gpu="$gpu" -v b="$b" \
+          '/^\{attention/ { gsub(/[{}]/, ""); print gen, fw, gpu, b, $1, $2, $3, $4, $5, $6, $7 }' || true  # no rows of b here
+    done
+  done
+done >"$WORK/backend_rows.txt"
 
-python3 - "$WORK/rows.txt" "$OUT" "$WORK/moe_rows.txt" <<'PY'
+python3 - "$WORK/rows.txt" "$OUT" "$WORK/moe_rows.txt" "$WORK/backend_rows.txt" <<'PY'
 import sys, collections
 rows = [l.split() for l in open(sys.argv[1]) if l.strip()]
 moe_rows = [l.split() for l in open(sys.argv[3]) if l.strip()]
@@ -92,7 +109,33 @@ for c in sorted({k[1] for k in magg}):
 out += ["", "| generation | engine | GPU | class | rows | tier | roofline |", "|---|---|---|---|---|---|---|"]
 for gen, fw, gpu, cls, dt, n, tm, tmed, rm, rmed in moe_rows:
     out.append(f"| {gen} | {fw} | {gpu} | {cls} {dt} | {n} | {float(tm):.1f} | {float(rm):.1f} |")
+# Attention backends: a table of their own (the rows are the engine tables' attention rows again,
+# each priced by its backend's file rather than the engine's).
+backend_rows = [l.split() for l in open(sys.argv[4]) if l.strip()]
+bagg = collections.defaultdict(lambda: [0, 0.0, 0.0])
+for gen, fw, gpu, b, cls, dt, n, tm, tmed, rm, rmed in backend_rows:
+    for key in ((b, gen), (b, "all"), ("all", gen), ("all", "all")):
+        a = bagg[key]; a[0] += int(n); a[1] += int(n) * float(tm); a[2] += int(n) * float(rm)
+bgens = [g for g in gens if any(k[1] == g for k in bagg)] + ["all"]
+backend_head = len(out) + 8
+out += ["", "## Attention backends, generation left out", "",
+        "Each attention backend's own file (`kernelsight calibrate --cross-gen --leave-out <its GPUs> --framework",
+        "<engine> --attention-backend <b>`: the backend's attention rows, the engine's fit on the same GPUs as",
+        "prior) predicting the generation's attention rows of that backend (`validate --attention-backend <b>`),",
+        "prefill and decode together. Cells: MAPE % of the cross-gen tier / of the roofline (rows).", "",
+        "| backend | " + " | ".join(bgens) + " |", "|---|" + "---|" * len(bgens)]
+for b in sorted({k[0] for k in bagg if k[0] != "all"}) + ["all"]:
+    cells = []
+    for g in bgens:
+        a = bagg.get((b, g))
+        cells.append(f"{a[1]/a[0]:.1f} / {a[2]/a[0]:.1f} ({a[0]})" if a else "–")
+    out.append(f"| {b} | " + " | ".join(cells) + " |")
+backend_tail = len(out)
+out += ["", "| generation | engine | GPU | backend | class | rows | tier | roofline |", "|---|---|---|---|---|---|---|---|"]
+for gen, fw, gpu, b, cls, dt, n, tm, tmed, rm, rmed in backend_rows:
+    out.append(f"| {gen} | {fw} | {gpu} | {b} | {cls} {dt} | {n} | {float(tm):.1f} | {float(rm):.1f} |")
 open(sys.argv[2], "w").write("\n".join(out) + "\n")
 print("\n".join(out[:12 + len(classes)]))
 print("\n".join(l for l in out[head:] if l.startswith("| moe")))
+print("\n".join(out[backend_head:backend_tail]))
 PY

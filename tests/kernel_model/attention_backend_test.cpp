@@ -210,3 +210,56 @@ TEST(NarrowDtype, SourcesThatTimeTheProductAlone) {
   EXPECT_EQ(other_source_flag("aic-trtllm-fp4"), 0.0);
   EXPECT_EQ(other_source_flag("vidur-fp16"), 0.0);
 }
+
+// A backend's cross-gen file starts from its engine's fit on the same GPUs: a term none of the
+// backend's GPUs can identify keeps the engine's value. Here vLLM's FA3 decodes ran on Hopper,
+// its FA2 decodes on Ampere and Ada only, all priced by a decode whose memory efficiency weighs
+// the copy engine (Hopper's, w_memory[5]); the FA2 file must keep that weight, not drop it.
+TEST(AttentionBackend, ABackendsCrossGenFileKeepsTheEnginesTermsItsRowsCannotIdentify) {
+  const EfficiencyModel truth = EfficiencyModel::from_yaml(
+      "kernel_efficiency_model: 1\nclasses:\n  attention_decode: {fitted: true, t0_us: 3, softmax_p: 29, "
+      "bytes_per_sm_cycle: 64, ctas_per_kv_head: true, w_compute: [10], w_memory: [0.3, 1, 0, 0, 0, 1.5]}\n",
+      "truth.yaml");
+  std::vector<Measurement> rows;
+  auto add = [&](const std::string& gpu, const std::string& kernel_source) {
+    for (std::int64_t seqs : {1, 4, 16, 64, 256})
+      for (std::int64_t keys : {512, 2048, 8192, 32768}) {
+        Measurement m;
+        m.gpu = gpu;
+        m.source = "test";
+        m.framework = "vllm";
+        m.kernel_source = kernel_source;
+        m.shape.op = "attention_decode";
+        m.shape.dtype = DType::BF16;
+        m.shape.batch = seqs;
+        m.shape.heads = 32;
+        m.shape.kv_heads = 8;
+        m.shape.head_dim = 128;
+        m.shape.kv_len = keys;
+        m.kernel = build_kernel(m.shape);
+        m.seconds = truth.cost(m.kernel, *find_builtin_gpu(gpu)).seconds;
+        rows.push_back(m);
+      }
+  };
+  add("h100_sxm", "vllm_flash_attn_fa3");
+  add("h200", "vllm_flash_attn_fa3");
+  add("a100_sxm_80gb", "vllm_flash_attn_fa2");
+  add("l40s", "vllm_flash_attn_fa2");
+  CrossGenOptions engine_options;
+  engine_options.framework = "vllm";
+  CrossGenOptions fa2_options = engine_options;
+  fa2_options.attention_backend = "fa2";
+  const ClassParams engine = fit_cross_gen(rows, engine_options).params(KernelClass::AttentionDecode);
+  const EfficiencyModel fa2_model = fit_cross_gen(rows, fa2_options);
+  const ClassParams fa2 = fa2_model.params(KernelClass::AttentionDecode);
+  ASSERT_GE(engine.wm.size(), 6u);
+  ASSERT_GE(fa2.wm.size(), 6u);
+  EXPECT_GT(engine.wm[5], 0.5);  // learned from the FA3 rows on Hopper
+  EXPECT_NEAR(fa2.wm[5], engine.wm[5], 1e-3);
+  EXPECT_EQ(fa2_model.attention_backend, "fa2");
+  EXPECT_EQ(fa2_model.attention_backends, (std::vector<std::string>{"fa2"}));
+  // The FA2 file still fits its own rows: an Ampere decode priced as measured.
+  const Measurement& a100_row = rows[2 * 20 + 10];
+  ASSERT_EQ(a100_row.gpu, "a100_sxm_80gb");
+  EXPECT_NEAR(fa2_model.cost(a100_row.kernel, *find_builtin_gpu("a100_sxm_80gb")).seconds / a100_row.seconds, 1.0, 0.05);
+}
