@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Regenerates the shipped kernel-model calibrations (data/calibration/) from the shipped sweeps
 # (data/sweeps/, AIConfigurator's tables under data/sweeps/aiconfigurator/). Deterministic: the
-# same sweeps give byte-identical files. About 40 min of CPU (38 min user, 45 min wall on 2 shared
-# cores, 2026-11-26).
+# same sweeps give byte-identical files with the same build (another compiler or flags moves the
+# fitted numbers in about the eighth digit). About 50 min of CPU (50 min user, 51 min wall on 2 cores
+# shared with other jobs, 2026-11-28).
 #   cross_gen[.<engine>].yaml                    every GPU's sweeps
 #   cross_gen_without_<generation>[.<engine>].yaml  every GPU of that generation left out: what a GPU of
 #                                                that generation gets in the cross-gen tier
@@ -39,8 +40,8 @@ for gen in ampere ada hopper blackwell cdna4; do
     "$K" calibrate --cross-gen --leave-out "${GENERATION[$gen]}" --framework "$e" -o "$C/cross_gen_without_$gen.$e.yaml"
   done
 done
-# Per attention backend (cross-gen: parametric, a second or two each): where the engine's rows that
-# stay in have the backend.
+# Per attention backend (cross-gen: parametric, a second or two each, from the engine's fit on the
+# same GPUs): where the engine's rows that stay in have the backend.
 for e in "${ENGINES[@]}"; do
   for b in "${BACKENDS[@]}"; do
     "$K" calibrate --cross-gen --framework "$e" --attention-backend "$b" -o "$C/cross_gen.$e.attention-$b.yaml" 2>/dev/null || true
