@@ -126,12 +126,12 @@ int cmd_validate(const std::vector<std::string>& args) {
     const auto roofline_kernel = [&](const kernels::Kernel& k) {
       return kernels::roofline_cost(k, *gpu, kernels::kRooflineLaunchSeconds).seconds;
     };
-    // The cross-gen fit flags rows by source, and prices the rows of sources that replay a kernel
-    // warm, as it fitted them (the target fit takes every row as the engine's own).
+    // The cross-gen fit flags rows by source (the target fit takes every row as the engine's own);
+    // both price the rows of sources that replay a kernel warm, as they fitted them.
     const auto tier_kernel = [&](const kernels::Kernel& k, const std::string& source_name) {
       if (*tier == kernels::Tier::Roofline) return roofline_kernel(k);
       const double source = *tier == kernels::Tier::CrossGen ? kernels::other_source_flag(source_name) : 0.0;
-      const int replayed = *tier == kernels::Tier::CrossGen ? kernels::replayed_copies(source_name, k) : 0;
+      const int replayed = kernels::replayed_copies(source_name, k);
       return model.cost(k, *gpu, calibrated, source, replayed).seconds;
     };
     const kernels::Predictor roofline = [&](const kernels::Measurement& m) { return roofline_kernel(m.kernel); };

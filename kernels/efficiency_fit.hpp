@@ -46,8 +46,9 @@ struct FitOptions {
   bool attention_floor_in_cycles = false;
   // Price the rows of sources that replay the kernel (replayed_copies) as measured warm: decode's
   // KV, a GEMM's rotated weights read from the L2 where they fit (KernelFeatures::t_l2) at a rate
-  // such rows fit (ClassParams::log_warm_l2_cycles). The cross-gen tier's (docs/kernel-model.md,
-  // "Decode's efficiency across generations", "GEMM weights in the collectors' L2").
+  // such rows fit (ClassParams::log_warm_l2_cycles). Both tiers' (docs/kernel-model.md, "Decode's
+  // efficiency across generations", "GEMM weights in the collectors' L2", "The target tier reads
+  // its tables' replayed rows as warm").
   bool warm_l2_rows = false;
   BoostOptions boost;
 };

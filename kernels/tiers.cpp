@@ -151,6 +151,10 @@ EfficiencyModel fit_target(const std::vector<Measurement>& target_rows, const Ef
   options.select_residual = true;
   options.measured_families = true;
   options.rows_are_engine_source = true;
+  // Its tables were timed warm where the collector replays a kernel, as the cross-gen fit's were;
+  // a serving step's kernels are cold. Fitted cold, the benchmark's L2 would be learnt as the
+  // GPU's efficiency and priced into every simulated small GEMM and in-L2 decode.
+  options.warm_l2_rows = true;
   EfficiencyModel model = fit_efficiency(target_rows, options);
   model.description = "target: fitted on a sweep of the target GPU, cross-gen model as prior";
   return model;

@@ -13,6 +13,7 @@
 #include "kernels/gpu_catalog.hpp"
 #include "kernels/kernel_builders.hpp"
 #include "kernels/sweep.hpp"
+#include "kernels/tiers.hpp"
 
 using namespace ks::kernels;
 
@@ -152,6 +153,40 @@ TEST(WarmL2, TheCrossGenFitLearnsTheL2RateFromReplayedRows) {
   options.warm_l2_rows = false;
   EXPECT_LE(fit_efficiency(rows, options).params(KernelClass::AttentionDecode).log_warm_l2_cycles,
             ClassParams::kNoReread);
+}
+
+// The target fit reads its GPU's replayed rows as warm too: a decode whose KV fits in the L2 was
+// timed from the L2, and a serving step runs it cold. Fitted as if cold, the benchmark's L2 would
+// become the GPU's efficiency and price the simulated (cold) kernel at the L2's speed.
+TEST(WarmL2, TheTargetFitPricesTheSimulatedKernelColdAfterLearningFromWarmRows) {
+  const std::string yaml =
+      "kernel_efficiency_model: 1\nclasses:\n  attention_decode: {fitted: true, t0_us: 4, softmax_p: 4, "
+      "bytes_per_sm_cycle: 64, launch_per_wave: 0.1, cycles_per_iteration: 30, ctas_per_kv_head: true, "
+      "cycles_per_warm_l2_byte: 0.08, w_compute: [1], w_memory: [1.5, -1]}\n";
+  const EfficiencyModel truth = EfficiencyModel::from_yaml(yaml, "truth.yaml");
+  std::string cold_only = yaml;  // the prior: the truth without a warm rate
+  cold_only.erase(cold_only.find("cycles_per_warm_l2_byte: 0.08, "), std::string("cycles_per_warm_l2_byte: 0.08, ").size());
+  const EfficiencyModel prior = EfficiencyModel::from_yaml(cold_only, "prior.yaml");
+  const GpuSpec& l40s = *find_builtin_gpu("l40s");  // 96 MB of L2 over 864 GB/s
+  std::vector<Measurement> rows;
+  for (const std::int64_t heads : {8, 16, 32})
+    for (std::int64_t seqs : {1, 8, 64, 512})
+      for (std::int64_t ctx : {128, 1024, 8192, 65536}) {
+        Measurement m;
+        m.gpu = "l40s";
+        m.source = "aic-vllm-bf16";
+        m.kernel = make_attention_decode("d", seqs, seqs * ctx, heads, 8, 128, DType::BF16, DType::BF16);
+        m.seconds = truth.cost(m.kernel, l40s, nullptr, 0.0, 1).seconds;
+        rows.push_back(m);
+      }
+  const EfficiencyModel fitted = fit_target(rows, prior);
+  // 32 sequences of 256 keys: 32 MiB of KV, in the L2.
+  const Kernel in_l2 = make_attention_decode("d", 32, 32 * 256, 24, 8, 128, DType::BF16, DType::BF16);
+  ASSERT_LT(in_l2.bytes, kWarmL2Share * l40s.l2_bytes);
+  const double cold = truth.cost(in_l2, l40s).seconds, warm = truth.cost(in_l2, l40s, nullptr, 0.0, 1).seconds;
+  ASSERT_GT(cold, 2.0 * warm);
+  EXPECT_NEAR(fitted.cost(in_l2, l40s).seconds / cold, 1.0, 0.1);
+  EXPECT_NEAR(fitted.cost(in_l2, l40s, nullptr, 0.0, 1).seconds / warm, 1.0, 0.1);
 }
 
 TEST(BulkAsyncCopy, HopperAndBlackwellHaveItAmpereAdaAndAmdDoNot) {
