@@ -33,6 +33,12 @@ const std::string kWarmModel =
     "bytes_per_sm_cycle: 10000, ctas_per_kv_head: true, cycles_per_warm_l2_byte: 0.1, w_compute: [10], "
     "w_memory: [0.5]}\n";
 
+// A decode class whose replayed rows read their KV from the L2 at 0.08 SM-cycles per byte.
+const std::string kDecodeWithAnL2Rate =
+    "kernel_efficiency_model: 1\nclasses:\n  attention_decode: {fitted: true, t0_us: 4, softmax_p: 4, "
+    "bytes_per_sm_cycle: 64, launch_per_wave: 0.1, cycles_per_iteration: 30, ctas_per_kv_head: true, "
+    "cycles_per_warm_l2_byte: 0.08, w_compute: [1], w_memory: [1.5, -1]}\n";
+
 }  // namespace
 
 TEST(WarmL2, AReplayedDecodeWhoseKvFitsInTheL2IsReadAtTheL2RateWhereThatIsFaster) {
@@ -126,10 +132,7 @@ TEST(WarmL2, AReplayedGemmIsWarmOnlyWhenEveryRotatedCopyOfItsWeightsFitsInTheL2)
 // The cross-gen fit recovers a known L2 rate from synthetic replayed rows of two GPUs, and leaves
 // it off when the rows are not taken as warm.
 TEST(WarmL2, TheCrossGenFitLearnsTheL2RateFromReplayedRows) {
-  const std::string yaml =
-      "kernel_efficiency_model: 1\nclasses:\n  attention_decode: {fitted: true, t0_us: 4, softmax_p: 4, "
-      "bytes_per_sm_cycle: 64, launch_per_wave: 0.1, cycles_per_iteration: 30, ctas_per_kv_head: true, "
-      "cycles_per_warm_l2_byte: 0.08, w_compute: [1], w_memory: [1.5, -1]}\n";
+  const std::string yaml = kDecodeWithAnL2Rate;
   const EfficiencyModel truth = EfficiencyModel::from_yaml(yaml, "truth.yaml");
   std::vector<Measurement> rows;
   for (const char* gpu_name : {"l40s", "a100_sxm_80gb"}) {
@@ -159,10 +162,7 @@ TEST(WarmL2, TheCrossGenFitLearnsTheL2RateFromReplayedRows) {
 // timed from the L2, and a serving step runs it cold. Fitted as if cold, the benchmark's L2 would
 // become the GPU's efficiency and price the simulated (cold) kernel at the L2's speed.
 TEST(WarmL2, TheTargetFitPricesTheSimulatedKernelColdAfterLearningFromWarmRows) {
-  const std::string yaml =
-      "kernel_efficiency_model: 1\nclasses:\n  attention_decode: {fitted: true, t0_us: 4, softmax_p: 4, "
-      "bytes_per_sm_cycle: 64, launch_per_wave: 0.1, cycles_per_iteration: 30, ctas_per_kv_head: true, "
-      "cycles_per_warm_l2_byte: 0.08, w_compute: [1], w_memory: [1.5, -1]}\n";
+  const std::string yaml = kDecodeWithAnL2Rate;
   const EfficiencyModel truth = EfficiencyModel::from_yaml(yaml, "truth.yaml");
   std::string cold_only = yaml;  // the prior: the truth without a warm rate
   cold_only.erase(cold_only.find("cycles_per_warm_l2_byte: 0.08, "), std::string("cycles_per_warm_l2_byte: 0.08, ").size());
