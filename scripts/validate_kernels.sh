@@ -102,6 +102,20 @@ PY
 
 cat >>"$TMP/doc.md" <<'MD'
 
+### How reproducible the tables are: one GEMM timed by two engines' collectors
+
+Each engine's collector times bf16 GEMMs over the same (M, N, K) grid, vLLM's and SGLang's through
+PyTorch's linear layer (cuBLAS), TensorRT-LLM's through its own path, each in its own container.
+How far two tables of one GPU disagree on the same shape is part stack (the median ratio) and part
+spread. It does not bound a model calibrated on one table, but a few-percent claim for "the GPU's
+GEMM" holds for one stack's kernels only (`scripts/aiconfigurator/gemm_reproducibility.py`; ratio:
+first table over second).
+
+MD
+python3 "$KS_ROOT/scripts/aiconfigurator/gemm_reproducibility.py" "$A" >>"$TMP/doc.md"
+
+cat >>"$TMP/doc.md" <<'MD'
+
 ## Target tier, the engine's default attention backend alone
 
 A table above that pools several attention backends (e.g. B200 SGLang: TensorRT-LLM's MHA, Triton
