@@ -239,6 +239,36 @@ TEST(EfficiencyModel, DecodeResidualSeesTheKvElementSize) {
   EXPECT_NEAR(t.cost(fp8, h100).seconds / plain.cost(fp8, h100).seconds, std::exp(0.3), 1e-12);
 }
 
+// Whether a decode kernel splits a sequence's keys over CTAs, and how much one CTA streams, follow
+// the keys of one sequence, not the batch's total: the decode residual sees the keys per sequence
+// and the KV bytes of one (sequence, KV head), so a tree can tell a few long sequences from many
+// short ones of the same total keys and bytes.
+TEST(EfficiencyModel, DecodeResidualSeesTheKeysOfOneSequence) {
+  const GpuSpec& h100 = *find_builtin_gpu("h100_sxm");
+  const auto xr = [&](const Kernel& k) { return kernel_features(k, h100, 0.0).xr; };
+  // 4,224 keys either way, 64 query heads on 8 KV heads of 128: 17 MB of KV, within L2.
+  const Kernel many_short = make_attention_decode("attention_decode", 264, 264 * 16, 64, 8, 128, DType::BF16, DType::BF16);
+  const Kernel few_long = make_attention_decode("attention_decode", 4, 4 * 1056, 64, 8, 128, DType::BF16, DType::BF16);
+  const Kernel few_long_fp8 = make_attention_decode("attention_decode", 4, 4 * 1056, 64, 8, 128, DType::BF16, DType::FP8);
+  EXPECT_NEAR(xr(many_short)[16], 4.0, 1e-9);                            // 16 keys
+  EXPECT_NEAR(xr(few_long)[16], std::log2(1056.0), 1e-9);                 // 1,056 keys
+  EXPECT_NEAR(xr(many_short)[17], std::log2(16.0 * 128 * 2 * 2), 1e-9);   // K and V of 128 in bf16: 8 KiB
+  EXPECT_NEAR(xr(few_long)[17], std::log2(1056.0 * 128 * 2 * 2), 1e-9);
+  EXPECT_NEAR(xr(few_long_fp8)[17], std::log2(1056.0 * 128 * 2 * 1), 1e-9);  // fp8 KV: half the bytes
+  // The totals the residual saw before do not tell the two apart.
+  EXPECT_DOUBLE_EQ(xr(many_short)[1], xr(few_long)[1]);
+  // Prefill attention's features stop before these.
+  const Kernel prefill =
+      make_attention_prefill("attention_prefill", 4, 4096, 4096, 4 * 1024 * 1025 / 2 * 4, 64, 8, 128, DType::BF16, DType::BF16);
+  EXPECT_DOUBLE_EQ(xr(prefill)[16], 0.0);
+  EXPECT_DOUBLE_EQ(xr(prefill)[17], 0.0);
+
+  const EfficiencyModel plain = truth();
+  const EfficiencyModel t = with_decode_tree("{features: [16], thresholds: [8.0], leaves: [0.0, -0.4]}");
+  EXPECT_DOUBLE_EQ(t.cost(many_short, h100).seconds, plain.cost(many_short, h100).seconds);
+  EXPECT_NEAR(t.cost(few_long, h100).seconds / plain.cost(few_long, h100).seconds, std::exp(-0.4), 1e-12);
+}
+
 // A learned correction cannot price work faster than the GPU can do it: a kernel whose bytes exceed
 // L2 takes at least bytes / HBM bandwidth (plus its launch share), one that fits in L2 may beat it
 // (its bytes can come from L2), and none beats the peak FLOP/s.
