@@ -2,6 +2,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <array>
 #include <cmath>
 #include <sstream>
 
@@ -51,6 +52,11 @@ EfficiencyModel with_decode_tree(const std::string& tree) {
   m.params(KernelClass::AttentionDecode).residual = BoostedTrees::parse(
       YAML::Load("{dims: " + std::to_string(KernelFeatures::kResidualDims) + ", base: 0, trees: [" + tree + "]}"));
   return m;
+}
+
+// The residual features of a kernel on an H100 (132 SMs), as the decode tests read them.
+std::array<double, KernelFeatures::kResidualDims> h100_residual_features(const Kernel& k) {
+  return kernel_features(k, *find_builtin_gpu("h100_sxm"), 0.0).xr;
 }
 
 }  // namespace
@@ -196,7 +202,7 @@ TEST(EfficiencyModel, DecodeResidualSeesTheQueryGroup) {
   const Kernel gqa = make_attention_decode("attention_decode", 264, 264 * 16, 64, 8, 128, DType::BF16, DType::BF16);
   const Kernel mha = make_attention_decode("attention_decode", 264, 264 * 16, 64, 64, 128, DType::BF16, DType::BF16);
   EXPECT_EQ(gqa.kv_heads, 8);
-  const auto xr = [&](const Kernel& k) { return kernel_features(k, h100, 0.0).xr; };
+  const auto& xr = h100_residual_features;
   EXPECT_NEAR(xr(gqa)[12], 3.0, 1e-12);                // 64 / 8 = 2^3
   EXPECT_NEAR(xr(gqa)[13], std::log2(16.0), 1e-12);    // 264 x 8 CTAs over 132 SMs
   EXPECT_NEAR(xr(gqa)[14], std::log2(128.0), 1e-12);   // 264 x 64
@@ -218,7 +224,7 @@ TEST(EfficiencyModel, DecodeResidualSeesTheQueryGroup) {
 // correct one apart from the other. Kernels without KV heads (MLA) read as their activation dtype.
 TEST(EfficiencyModel, DecodeResidualSeesTheKvElementSize) {
   const GpuSpec& h100 = *find_builtin_gpu("h100_sxm");
-  const auto xr = [&](const Kernel& k) { return kernel_features(k, h100, 0.0).xr; };
+  const auto& xr = h100_residual_features;
   const Kernel bf16 = make_attention_decode("attention_decode", 48, 48 * 3000, 32, 8, 128, DType::BF16, DType::BF16);
   const Kernel fp8 = make_attention_decode("attention_decode", 48, 48 * 3000, 32, 8, 128, DType::BF16, DType::FP8);
   const Kernel fp32 = make_attention_decode("attention_decode", 7, 7 * 100, 40, 40, 64, DType::FP16, DType::FP32);
@@ -245,7 +251,7 @@ TEST(EfficiencyModel, DecodeResidualSeesTheKvElementSize) {
 // short ones of the same total keys and bytes.
 TEST(EfficiencyModel, DecodeResidualSeesTheKeysOfOneSequence) {
   const GpuSpec& h100 = *find_builtin_gpu("h100_sxm");
-  const auto xr = [&](const Kernel& k) { return kernel_features(k, h100, 0.0).xr; };
+  const auto& xr = h100_residual_features;
   // 4,224 keys either way, 64 query heads on 8 KV heads of 128: 17 MB of KV, within L2.
   const Kernel many_short = make_attention_decode("attention_decode", 264, 264 * 16, 64, 8, 128, DType::BF16, DType::BF16);
   const Kernel few_long = make_attention_decode("attention_decode", 4, 4 * 1056, 64, 8, 128, DType::BF16, DType::BF16);
