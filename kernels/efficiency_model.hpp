@@ -119,7 +119,8 @@ struct KernelFeatures {
   // shape: the residual learns the resulting staircase from whichever tiling explains the
   // target's measurements. Other classes: waves of CTAs over the SMs; decode attention also the
   // grouped-query group (log2 query heads per KV head), (sequence, KV head) and (sequence,
-  // query head) CTAs per SM, and log2 of the KV cache's bytes per element.
+  // query head) CTAs per SM, log2 of the KV cache's bytes per element, and log2 of the keys per
+  // sequence and of the KV bytes one (sequence, KV head) streams.
   static constexpr std::size_t kResidualDims = 38;
   std::array<double, kResidualDims> xr{};
   Kernel kernel{};  // the kernel itself: its shape family may have been measured
