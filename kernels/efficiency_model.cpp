@@ -104,14 +104,15 @@ void residual_features(const Kernel& k, const GpuSpec& gpu, double narrow, Kerne
       // The KV cache's element size (log2 bytes: bf16 1, fp8 0): kernels for an fp8 cache are
       // other kernels (dequantising in the loop), not the bf16 ones at half the bytes. Chosen by
       // the calibrations' inner cross-validation (docs/kernel-model.md, "The KV element size").
-      x[i++] = std::log2(decode_kv_element_bytes(k));
+      const double kv_element_bytes = decode_kv_element_bytes(k);
+      x[i++] = std::log2(kv_element_bytes);
       // The keys of one sequence and the KV bytes one (sequence, KV head) streams: what decides
       // whether a kernel splits a sequence's keys over CTAs (flash-decoding) and how much work a
       // CTA has, whatever the batch. The log sizes above hold them only as differences. Chosen on
       // folds 1-2 of the target protocol (docs/kernel-model.md, "Decode's keys per sequence").
       const double keys = std::max(static_cast<double>(k.n) / std::max(batch, 1.0), 1.0);
       x[i++] = std::log2(keys);
-      x[i++] = std::log2(keys * std::max(static_cast<double>(k.k), 1.0) * 2.0 * decode_kv_element_bytes(k));
+      x[i++] = std::log2(keys * std::max(static_cast<double>(k.k), 1.0) * 2.0 * kv_element_bytes);
     }
     return;
   }
