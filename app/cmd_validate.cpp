@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <stdexcept>
 #include "kernels/efficiency_fit.hpp"
+#include "kernels/family_errors.hpp"
 
 namespace po = boost::program_options;
 
@@ -33,6 +34,7 @@ int cmd_validate(const std::vector<std::string>& args) {
       calibrated_gpu;
   std::vector<std::string> moe_files;
   bool without_moe_correction = false;
+  int families = 0;
   opts.add_options()("help,h", "show this help")("gpu", po::value(&in.gpu)->required(), "catalog name of the GPU")(
       "tier", po::value(&tier_text)->required(), "roofline | cross-gen | target")(
       "calibration", po::value(&calibration), "calibration file (target tier, or a saved cross-gen model)")(
@@ -54,6 +56,8 @@ int cmd_validate(const std::vector<std::string>& args) {
       "price G's rows as a what-if of this GPU (catalog name): the calibration's learned correction is read at "
       "its spec, G's spec moves the roofline-shaped terms (--gpu h200 --calibrated-gpu h100_sxm: an H100 "
       "calibration with the H200's bandwidth), as a scenario that overrides spec fields prices")(
+      "families", po::value(&families), "also list the N shape families (one GEMM's N x K, one attention head layout, "
+      "one norm's width) with the largest share of the tier's summed error: where it sits")(
       "rows-out", po::value(&rows_out), "also write every sweep row with its measured and predicted times (CSV)")(
       "moe-rows-out", po::value(&moe_rows_out), "also write every MoE layer row with its measured and predicted times (CSV)")(
       "without-moe-correction", po::bool_switch(&without_moe_correction),
@@ -88,6 +92,10 @@ int cmd_validate(const std::vector<std::string>& args) {
   }
   if (!backend.empty() && !kernels::is_attention_backend(backend)) {
     std::cerr << "kernelsight validate: unknown --attention-backend '" << backend << "' (known: " << kernels::attention_backend_list() << ")\n";
+    return kExitBadInput;
+  }
+  if (families < 0) {
+    std::cerr << "kernelsight validate: --families must be a count >= 0, got " << families << "\n";
     return kExitBadInput;
   }
   in.exclude_models = split_models(exclude);
@@ -150,6 +158,8 @@ int cmd_validate(const std::vector<std::string>& args) {
       scored.push_back({"moe_layer", kernels::moe_layer_class(l.shape), "moe", l.seconds, t, r});
     }
     std::cout << kernels::format_report(kernels::evaluate(scored), std::string(kernels::tier_name(*tier)));
+    if (families > 0 && !rows.empty())
+      std::cout << kernels::format_families(kernels::family_errors(rows, predict), static_cast<std::size_t>(families));
     if (!moe_rows_out.empty()) {
       std::string csv = "gpu,framework,kernel_source,dtype,tokens,hidden,inter,top_k,experts,tp,ep,measured_us,"
                         "predicted_us,roofline_us\n";

@@ -28,7 +28,10 @@ def load(out):
             heldout[(gpu, engine, int(fold))] = (len(errors), 100.0 * sum(errors) / len(errors))
     pattern = re.compile(re.escape(cls) + r" residual:.*: ([0-9.]+)%\)")
     for path in sorted(glob.glob(os.path.join(out, "cal", "*.log"))):
-        gpu, engine, fold = os.path.basename(path)[:-4].split(".")
+        parts = os.path.basename(path)[:-4].split(".")
+        if len(parts) != 3:  # validate's logs
+            continue
+        gpu, engine, fold = parts
         for line in open(path):
             m = pattern.search(line)
             if m:

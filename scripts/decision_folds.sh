@@ -27,6 +27,9 @@ else
 fi
 [ -e "$OUT" ] && { echo "decision_folds.sh: $OUT exists; give a new folder" >&2; exit 2; }
 mkdir -p "$OUT/rows" "$OUT/csv" "$OUT/cal"
+# A copy: rebuilding the tree during the run must not swap the binary under it.
+cp "$B" "$OUT/kernelsight"
+B="$OUT/kernelsight"
 A="$KS_ROOT/data/sweeps/aiconfigurator"
 
 # The catalogue's GPU name : the tables' system name.
@@ -43,11 +46,13 @@ one() {
   local gpu=$1 e=$2 f=$3 out=$4 b=$5
   local name="$gpu.$e.$f"
   "$b" calibrate --gpu "$gpu" --framework "$e" --sweep "$out/csv/$gpu.$e.csv" --holdout-fold "$f/3" \
-    -o "$out/cal/$name.yaml" >/dev/null 2>"$out/cal/$name.log"
+    -o "$out/cal/$name.yaml" >/dev/null 2>"$out/cal/$name.log" ||
+    { echo "decision_folds.sh: calibrating $name failed (see $out/cal/$name.log)" >&2; return 1; }
   # Fold 0's held-out rows are the reported figure: not scored here.
   if [ "$f" != 0 ]; then
     "$b" validate --gpu "$gpu" --tier target --calibration "$out/cal/$name.yaml" --sweep "$out/csv/$gpu.$e.csv" \
-      --fold "$f/3" --rows-out "$out/rows/$name.csv" >/dev/null 2>&1
+      --fold "$f/3" --rows-out "$out/rows/$name.csv" >"$out/cal/$name.validate.log" 2>&1 ||
+      { echo "decision_folds.sh: scoring $name failed (see $out/cal/$name.validate.log)" >&2; return 1; }
   fi
   echo "$name" >&2
 }

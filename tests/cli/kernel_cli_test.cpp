@@ -87,6 +87,47 @@ TEST(KernelsCli, ValidateRowsOutCarriesTheAttentionShape) {
   EXPECT_TRUE(ends_with(decode, ",32,64,8,128,0,2048")) << decode;
 }
 
+// `validate --families N` lists the shape families with the largest share of the summed error.
+// The shares are checked against the times `--rows-out` writes for the same run.
+TEST(KernelsCli, ValidateListsTheFamiliesThatCarryTheError) {
+  TempDir t;
+  std::ofstream(t.path / "s.csv")
+      << "gpu,source,model,label,op,dtype,m,n,k,batch,tokens,hidden,heads,kv_heads,head_dim,q_len,kv_len,time_us\n"
+         "h100_sxm,test,,gemm,gemm,bf16,4096,4096,4096,,,,,,,,,160\n"
+         "h100_sxm,test,,gemm,gemm,bf16,2048,4096,4096,,,,,,,,,85\n"
+         "h100_sxm,test,,decode,attention_decode,bf16,,,,32,,,64,8,128,,2048,400\n";
+  const Result r = kernelsight("validate --gpu h100_sxm --tier roofline --sweep " + (t.path / "s.csv").string() +
+                               " --families 5 --rows-out " + (t.path / "rows.csv").string());
+  ASSERT_EQ(r.status, 0) << r.out;
+  const std::vector<std::string> lines = first_lines(t.path / "rows.csv", 4);
+  // measured_us and predicted_us are columns 11 and 12.
+  const auto error = [](const std::string& line) {
+    std::istringstream cells(line);
+    std::string cell;
+    std::vector<double> v;
+    for (int i = 0; std::getline(cells, cell, ','); ++i)
+      if (i == 10 || i == 11) v.push_back(std::stod(cell));
+    return std::fabs(v[1] / v[0] - 1.0);
+  };
+  const double gemm = error(lines[1]) + error(lines[2]), decode = error(lines[3]);
+  ASSERT_GT(decode, gemm);  // the decode row, measured 10x its bandwidth time, comes first
+  const std::size_t table = r.out.find("shape families with the largest share of the error (2 of 2):");
+  ASSERT_NE(table, std::string::npos) << r.out;
+  const std::size_t first = r.out.find("attention_decode bf16 heads=64/8 head_dim=128", table);
+  const std::size_t second = r.out.find("gemm bf16 N=4096 K=4096", table);
+  ASSERT_NE(first, std::string::npos) << r.out;
+  ASSERT_NE(second, std::string::npos) << r.out;
+  EXPECT_LT(first, second);
+  char share[16];
+  std::snprintf(share, sizeof share, "%5.1f%%", 100.0 * decode / (gemm + decode));
+  const std::size_t line_start = r.out.rfind('\n', first);
+  EXPECT_NE(r.out.substr(line_start, first - line_start).find(share), std::string::npos) << r.out;
+  const Result bad = kernelsight("validate --gpu h100_sxm --tier roofline --sweep " + (t.path / "s.csv").string() +
+                                 " --families -3");
+  EXPECT_EQ(bad.status, 2);
+  EXPECT_NE(bad.out.find("--families must be a count >= 0, got -3"), std::string::npos) << bad.out;
+}
+
 // `validate --attention-backend B` scores B's attention rows alone, as `calibrate
 // --attention-backend B` fits them; a backend the sweep lacks, or does not know, is an error.
 TEST(KernelsCli, ValidateScoresOneAttentionBackend) {
