@@ -10,10 +10,11 @@
 # Then: python3 scripts/decision_folds.py summary OUT
 #       python3 scripts/decision_folds.py compare OUT_BEFORE OUT_AFTER
 #       python3 scripts/decision_folds.py families OUT
-# About 10 minutes per class on 2 cores (KS_JOBS parallel calibrations, default 2).
+# About 10 minutes for an attention class, 20 for GEMM, on 2 cores (KS_JOBS parallel
+# calibrations, default 2).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
-if [ $# -lt 2 ]; then sed -n '2,13p' "$0" >&2; exit 2; fi
+if [ $# -lt 2 ]; then sed -n '2,14p' "$0" >&2; exit 2; fi
 CLASS="$1" OUT="$2"
 case "$CLASS" in gemm | attention_prefill | attention_decode) ;;
   *) echo "decision_folds.sh: CLASS must be gemm, attention_prefill or attention_decode, not '$CLASS'" >&2; exit 2 ;;
@@ -57,6 +58,7 @@ one() {
   echo "$name" >&2
 }
 export -f one
-printf '%s\n' "${jobs[@]}" | xargs -P "${KS_JOBS:-2}" -L 1 bash -c 'one $0 $1 $2 "'"$OUT"'" "'"$B"'"'
+export KS_FOLDS_OUT="$OUT" KS_FOLDS_BIN="$B"
+printf '%s\n' "${jobs[@]}" | xargs -P "${KS_JOBS:-2}" -L 1 bash -c 'one "$0" "$1" "$2" "$KS_FOLDS_OUT" "$KS_FOLDS_BIN"'
 echo "$CLASS" >"$OUT/class"
 python3 "$KS_ROOT/scripts/decision_folds.py" summary "$OUT"
