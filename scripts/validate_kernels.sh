@@ -73,7 +73,8 @@ A="$S/aiconfigurator"
     gpu="${pair%%:*}" sys="${pair##*:}"
     for e in trtllm vllm sglang; do
       "$K" calibrate --gpu "$gpu" --framework "$e" --sweep "$A/$sys.$e.csv" --holdout-fold 0/3 -o "$TMP/t.yaml" 2>/dev/null
-      "$K" validate --gpu "$gpu" --tier target --calibration "$TMP/t.yaml" --sweep "$A/$sys.$e.csv" --fold 0/3 2>/dev/null |
+      "$K" validate --gpu "$gpu" --tier target --calibration "$TMP/t.yaml" --sweep "$A/$sys.$e.csv" --fold 0/3 \
+        --families 3 2>/dev/null | tee "$TMP/families.$gpu.$e.txt" |
         awk -v gpu="$gpu" -v e="$e" '/^\{/ { gsub(/[{}]/, ""); print gpu, e, $1 " " $2, $3, $4, $6 }'
     done
   done
@@ -99,6 +100,26 @@ print("|---|---|---|---|---|---|")
 for gpu, e, cls, dt, n, tm, rm in rows:
     print(f"| {gpu} | {e} | {cls} {dt} | {n} | {tm} | {rm} |")
 PY
+
+cat >>"$TMP/doc.md" <<'MD'
+
+### Where the held-out error sits
+
+The three shape families with the largest share of each table's summed error on fold 0
+(`validate --families 3`): share of the table's error, MAPE, geometric mean of predicted over
+measured (above 1: priced too slow), rows. A diagnosis of the reported fold, not a set to tune
+on: target-tier choices are judged on folds 1-2 (`scripts/decision_folds.sh`).
+
+| GPU | engine | share % | MAPE % | predicted / measured | rows | family |
+|---|---|---|---|---|---|---|
+MD
+for pair in h100_sxm h200 b200 l40s; do
+  for e in trtllm vllm sglang; do
+    awk -v gpu="$pair" -v e="$e" 'found && NF >= 6 { fam = $5; for (i = 6; i <= NF; i++) fam = fam " " $i;
+        gsub(/%/, "", $1); gsub(/%/, "", $2); print "| " gpu " | " e " | " $1 " | " $2 " | " $3 " | " $4 " | " fam " |" }
+      /^  share/ { found = 1 }' "$TMP/families.$pair.$e.txt" >>"$TMP/doc.md"
+  done
+done
 
 cat >>"$TMP/doc.md" <<'MD'
 
