@@ -22,6 +22,10 @@ using Result = ks::test_support::CliResult;
 
 Result kernelsight(const std::string& args) { return ks::test_support::run_cli(KS_CLI, args); }
 
+// The sweep CSV's shape columns (kernels/sweep.hpp), as the tests' small sweeps write them.
+const std::string kSweepHeader =
+    "gpu,source,model,label,op,dtype,m,n,k,batch,tokens,hidden,heads,kv_heads,head_dim,q_len,kv_len,time_us\n";
+
 std::string read(const fs::path& p) {
   std::stringstream ss;
   ss << std::ifstream(p).rdbuf();
@@ -68,7 +72,7 @@ TEST(KernelsCli, RooflineTierPredictsTheRooflineOfEachRow) {
 TEST(KernelsCli, ValidateRowsOutCarriesTheAttentionShape) {
   TempDir t;
   std::ofstream(t.path / "s.csv")
-      << "gpu,source,model,label,op,dtype,m,n,k,batch,tokens,hidden,heads,kv_heads,head_dim,q_len,kv_len,time_us\n"
+      << kSweepHeader <<
          "h100_sxm,test,,gemm,gemm,bf16,4096,4096,4096,,,,,,,,,160\n"
          "h100_sxm,test,,decode,attention_decode,bf16,,,,32,,,64,8,128,,2048,40\n";
   const Result r = kernelsight("validate --gpu h100_sxm --tier roofline --sweep " + (t.path / "s.csv").string() +
@@ -92,7 +96,7 @@ TEST(KernelsCli, ValidateRowsOutCarriesTheAttentionShape) {
 TEST(KernelsCli, ValidateListsTheFamiliesThatCarryTheError) {
   TempDir t;
   std::ofstream(t.path / "s.csv")
-      << "gpu,source,model,label,op,dtype,m,n,k,batch,tokens,hidden,heads,kv_heads,head_dim,q_len,kv_len,time_us\n"
+      << kSweepHeader <<
          "h100_sxm,test,,gemm,gemm,bf16,4096,4096,4096,,,,,,,,,160\n"
          "h100_sxm,test,,gemm,gemm,bf16,2048,4096,4096,,,,,,,,,85\n"
          "h100_sxm,test,,decode,attention_decode,bf16,,,,32,,,64,8,128,,2048,400\n";
@@ -167,12 +171,10 @@ TEST(KernelsCli, ValidateScoresOneAttentionBackend) {
 // memory-bound GEMM then speeds up by at most the bandwidth ratio; a compute-bound one keeps its time.
 TEST(KernelsCli, ValidatePricesAWhatIfOfTheCalibratedGpu) {
   TempDir t;
-  const std::string header =
-      "gpu,source,model,label,op,dtype,m,n,k,batch,tokens,hidden,heads,kv_heads,head_dim,q_len,kv_len,time_us\n";
   const std::string rows = ",t,,g,gemm,bf16,1,8192,8192,,,,,,,,,50\n"
                            ",t,,g,gemm,bf16,8192,8192,8192,,,,,,,,,1300\n";
   auto sweep = [&](const std::string& gpu) {
-    std::string text = header;
+    std::string text = kSweepHeader;
     std::istringstream lines(rows);
     for (std::string line; std::getline(lines, line);) text += gpu + line + "\n";
     return text;
@@ -227,7 +229,7 @@ TEST(KernelsCli, ValidateCrossGenUsesTheGivenCalibration) {
       << "kernel_efficiency_model: 1\nclasses:\n  gemm: {fitted: true, t0_us: 1000, softmax_p: 4, "
          "bytes_per_sm_cycle: 64, w_compute: [1], w_memory: [1]}\n";
   std::ofstream(t.path / "s.csv")
-      << "gpu,source,model,label,op,dtype,m,n,k,batch,tokens,hidden,heads,kv_heads,head_dim,q_len,kv_len,time_us\n"
+      << kSweepHeader <<
          "h100_sxm,t,,g,gemm,bf16,16,4096,4096,,,,,,,,,20\n";
   const Result r = kernelsight("validate --gpu h100_sxm --tier cross-gen --calibration " +
                                (t.path / "cg.yaml").string() + " --sweep " + (t.path / "s.csv").string() +
