@@ -3,7 +3,8 @@
 
   summary OUT                  held-out MAPE per table and pooled; the fold-0 calibrations' inner CV
   compare BEFORE AFTER         the same for two runs side by side, and the tables each way
-  families OUT                 held-out error per shape family (heads, KV heads, head_dim or N x K)
+  families OUT                 held-out error per shape family, pooled over the tables from the
+                               `validate --families` table of each run (kernels/family_errors.hpp)
 """
 import collections
 import csv
@@ -79,25 +80,35 @@ def compare(before, after):
           f"{mean([ia[k] for k in fold0]):.2f}% -> {mean([ib[k] for k in fold0]):.2f}%")
 
 
+FAMILY_LINE = re.compile(r"^\s+([0-9.]+)%\s+([0-9.]+)%\s+([0-9.]+)\s+([0-9]+)\s+(\S.*)$")
+
+
 def families(out):
+    """validate's families of every scored table, pooled: summed |error| = MAPE x rows, summed
+    log ratio = log(geometric-mean ratio) x rows."""
     cls, _, _ = load(out)
-    groups = collections.defaultdict(list)
-    for path in sorted(glob.glob(os.path.join(out, "rows", "*.csv"))):
-        gpu, engine, _ = os.path.basename(path)[:-4].split(".")
-        for r in csv.DictReader(open(path)):
-            if r["class"] != cls:
+    sums = collections.defaultdict(lambda: [0, 0.0, 0.0])  # (gpu, engine, family) -> rows, |error|, log ratio
+    for path in sorted(glob.glob(os.path.join(out, "cal", "*.validate.log"))):
+        gpu, engine, _ = os.path.basename(path)[:-len(".validate.log")].split(".")
+        table = False
+        for line in open(path):
+            if line.startswith("shape families with the largest share"):
+                table = True
                 continue
-            shape = (f"N={r['n']} K={r['k']} {r['dtype']}" if cls == "gemm" else
-                     f"heads {r['heads']}/{r['kv_heads']} head_dim {r['head_dim']} {r['dtype']}")
-            groups[(gpu, engine, shape)].append(float(r["predicted_us"]) / float(r["measured_us"]))
-    total = sum(abs(x - 1) for v in groups.values() for x in v)
+            m = FAMILY_LINE.match(line) if table else None
+            if m:
+                rows = int(m.group(4))
+                s = sums[(gpu, engine, m.group(5).strip())]
+                s[0] += rows
+                s[1] += float(m.group(2)) / 100.0 * rows
+                s[2] += math.log(float(m.group(3))) * rows
+    total = sum(s[1] for s in sums.values())
     print(f"{cls}: held-out shape families of folds 1-2, by their share of the summed error")
-    print("  share  MAPE  mean log(pred/meas)  rows  gpu engine family")
-    for key in sorted(groups, key=lambda k: -sum(abs(x - 1) for x in groups[k])):
-        v = groups[key]
-        err = sum(abs(x - 1) for x in v)
-        print(f"  {100 * err / total:5.1f}% {100 * err / len(v):5.1f}% {mean([math.log(x) for x in v]):+8.2f}"
-              f"  {len(v):5}  {key[0]} {key[1]} {key[2]}")
+    print("  share   MAPE  pred/meas   rows  gpu engine family")
+    for key in sorted(sums, key=lambda k: (-sums[k][1], k)):
+        rows, err, logs = sums[key]
+        print(f"  {100 * err / total:5.1f}% {100 * err / rows:5.1f}%  {math.exp(logs / rows):9.3f}  {rows:5}"
+              f"  {key[0]} {key[1]} {key[2]}")
 
 
 if __name__ == "__main__":

@@ -5,7 +5,8 @@
 # scored on them; fold 0 is calibrated too, for its inner cross-validation, and never scored.
 #   ./scripts/decision_folds.sh CLASS OUT [KERNELSIGHT]
 #     CLASS        gemm, attention_prefill or attention_decode
-#     OUT          a new folder: rows/<gpu>.<engine>.<fold>.csv, logs, the calibration files
+#     OUT          a new folder: rows/<gpu>.<engine>.<fold>.csv, the calibration files, their logs and
+#                  validate's (with every shape family: --families)
 #     KERNELSIGHT  the binary to judge (default: this tree's build)
 # Then: python3 scripts/decision_folds.py summary OUT
 #       python3 scripts/decision_folds.py compare OUT_BEFORE OUT_AFTER
@@ -14,7 +15,7 @@
 # calibrations, default 2).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/lib/common.sh"
-if [ $# -lt 2 ]; then sed -n '2,14p' "$0" >&2; exit 2; fi
+if [ $# -lt 2 ]; then sed -n '2,15p' "$0" >&2; exit 2; fi
 CLASS="$1" OUT="$2"
 case "$CLASS" in gemm | attention_prefill | attention_decode) ;;
   *) echo "decision_folds.sh: CLASS must be gemm, attention_prefill or attention_decode, not '$CLASS'" >&2; exit 2 ;;
@@ -52,7 +53,7 @@ one() {
   # Fold 0's held-out rows are the reported figure: not scored here.
   if [ "$f" != 0 ]; then
     "$b" validate --gpu "$gpu" --tier target --calibration "$out/cal/$name.yaml" --sweep "$out/csv/$gpu.$e.csv" \
-      --fold "$f/3" --rows-out "$out/rows/$name.csv" >"$out/cal/$name.validate.log" 2>&1 ||
+      --fold "$f/3" --rows-out "$out/rows/$name.csv" --families 100000 >"$out/cal/$name.validate.log" 2>&1 ||
       { echo "decision_folds.sh: scoring $name failed (see $out/cal/$name.validate.log)" >&2; return 1; }
   fi
   echo "$name" >&2
