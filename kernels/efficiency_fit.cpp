@@ -27,14 +27,18 @@ struct Sample {
 
 // Parameter vector layout: wc[0..nc) | wm[0..nm) | log_t0 | log_p_minus_1 | log_theta |
 // log_launch_per_wave | log_chain_cycles | floor_narrow | log_softmax_cycles | log_reread_cycles |
-// log_warm_l2_cycles.
+// log_warm_l2_cycles [| log_quant_bytes].
 // `ctas_per_kv_head`: the form of decode's waves the parameters are fitted in (not fitted);
-// `floor_in_cycles`: whether log_t0 is the floor at kFloorReferenceClockHz of a cycle count.
+// `floor_in_cycles`: whether log_t0 is the floor at kFloorReferenceClockHz of a cycle count;
+// `quant`: whether log_quant_bytes is fitted (some row quantises its input, KernelFeatures::t_quant);
+// else it stays at `fixed_quant` (the prior's), and the other classes' vectors keep their size.
 struct Layout {
   std::size_t nc, nm;
   bool ctas_per_kv_head = false;
   bool floor_in_cycles = false;
-  std::size_t size() const { return nc + nm + 9; }
+  bool quant = false;
+  double fixed_quant = ClassParams::kNoQuant;
+  std::size_t size() const { return nc + nm + 9 + (quant ? 1 : 0); }
   Eigen::VectorXd pack(const ClassParams& p) const {
     Eigen::VectorXd v(static_cast<Eigen::Index>(size()));
     for (std::size_t i = 0; i < nc; ++i) v[static_cast<Eigen::Index>(i)] = p.wc[i];
@@ -48,6 +52,7 @@ struct Layout {
     v[static_cast<Eigen::Index>(nc + nm + 6)] = p.log_softmax_cycles;
     v[static_cast<Eigen::Index>(nc + nm + 7)] = p.log_reread_cycles;
     v[static_cast<Eigen::Index>(nc + nm + 8)] = p.log_warm_l2_cycles;
+    if (quant) v[static_cast<Eigen::Index>(nc + nm + 9)] = p.log_quant_bytes;
     return v;
   }
   ClassParams unpack(const Eigen::VectorXd& v) const {
@@ -67,6 +72,9 @@ struct Layout {
     p.log_softmax_cycles = std::clamp(v[static_cast<Eigen::Index>(nc + nm + 6)], ClassParams::kNoSoftmax, std::log(1e3));
     p.log_reread_cycles = std::clamp(v[static_cast<Eigen::Index>(nc + nm + 7)], ClassParams::kNoReread, std::log(1e3));
     p.log_warm_l2_cycles = std::clamp(v[static_cast<Eigen::Index>(nc + nm + 8)], ClassParams::kNoReread, std::log(1e3));
+    // Up to 64 bytes per element: far beyond any pass's read and write of 16-bit values.
+    p.log_quant_bytes = quant ? std::clamp(v[static_cast<Eigen::Index>(nc + nm + 9)], ClassParams::kNoQuant, std::log(64.0))
+                              : fixed_quant;
     p.ctas_per_kv_head = ctas_per_kv_head;
     p.floor_in_cycles = floor_in_cycles;
     return p;
@@ -207,6 +215,12 @@ Eigen::VectorXd fit_parametric(const std::vector<Sample>& samples, const Layout&
     const bool warm_rows = std::any_of(samples.begin(), samples.end(), [](const Sample& s) { return s.f.t_l2 > 0; });
     if (warm_rows && start[i_warm] <= ClassParams::kNoReread + 1) start[i_warm] = std::log(1.0 / 32.0);
     if (!warm_rows) ridge[i_warm] = 1e6 * n;
+    // A narrow GEMM's own input quantisation (KernelFeatures::t_quant): three bytes per element to
+    // start (read 16-bit, write 8-bit), where the prior has none.
+    if (layout.quant) {
+      const Eigen::Index i_quant = static_cast<Eigen::Index>(layout.nc + layout.nm + 9);
+      if (start[i_quant] <= ClassParams::kNoQuant + 1) start[i_quant] = std::log(3.0);
+    }
     if (freeze_theta) {
       ridge[i_theta] = 1e6 * n;
       // Nor does its memory efficiency see the log sizes of the keys per sequence and of the
@@ -322,7 +336,10 @@ EfficiencyModel fit_efficiency(const std::vector<Measurement>& rows, const FitOp
     const bool attention = decode || static_cast<KernelClass>(c) == KernelClass::AttentionPrefill;
     const Layout layout{samples.front().f.nc, samples.front().f.nm,
                         decode && (options.transferable_decode || params.ctas_per_kv_head),
-                        (attention && options.attention_floor_in_cycles) || params.floor_in_cycles};
+                        (attention && options.attention_floor_in_cycles) || params.floor_in_cycles,
+                        options.quantisation_term &&
+                            std::any_of(samples.begin(), samples.end(), [](const Sample& s) { return s.f.t_quant > 0; }),
+                        params.log_quant_bytes};
     const ClassParams prior_params = params;
     const Eigen::VectorXd x = fit_parametric(samples, layout, params, options, static_cast<KernelClass>(c));
     params = layout.unpack(x);

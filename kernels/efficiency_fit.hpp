@@ -50,6 +50,10 @@ struct FitOptions {
   // efficiency across generations", "GEMM weights in the collectors' L2", "The target tier reads
   // its tables' replayed rows as warm").
   bool warm_l2_rows = false;
+  // Fit the input quantisation of an engine's narrow-dtype GEMMs (KernelFeatures::t_quant,
+  // ClassParams::log_quant_bytes) where some row has one; without it the term keeps the prior's
+  // value (none in files from before it).
+  bool quantisation_term = false;
   BoostOptions boost;
 };
 

@@ -222,6 +222,11 @@ KernelFeatures kernel_features(const Kernel& k, const GpuSpec& gpu, double other
       // keep more bytes in flight); read from the calibrated GPU on a what-if.
       const GpuSpec& arch = architecture != nullptr ? *architecture : gpu;
       set_features(f.xm, f.nm, 1.0, lm, l2(n * kk) / 2.0, other_source, bulk_async_copy(arch) ? 1.0 : 0.0);
+      // An engine's narrow GEMM quantises its own input first. A MoE's grouped GEMMs quantise per
+      // token before the routed rows are formed (not per routed row), and their layer's own
+      // correction (moe_correction.hpp) prices what the layer adds.
+      if (f.narrow > 0 && !k.quantised_input && k.op == OpKind::Gemm)
+        f.t_quant = m * kk * static_cast<double>(k.batch) / gpu.hbm_bandwidth;
       // A benchmark that rotates copies of the weights between replays reads them from the L2 when
       // all copies and the activations fit in it.
       if (replayed_copies > 0) {
@@ -331,6 +336,7 @@ ParametricTerms EfficiencyModel::parametric_terms(const KernelFeatures& f, const
     t.reread = f.t_reread * p.exp_reread(p.log_reread_cycles, exp);
   if (f.t_l2 > 0 && p.log_warm_l2_cycles > ClassParams::kNoReread)
     t.memory = std::min(t.memory, f.t_l2 * p.exp_warm_l2(p.log_warm_l2_cycles, exp));
+  if (f.t_quant > 0 && p.log_quant_bytes > ClassParams::kNoQuant) t.quant = f.t_quant * p.exp_quant(p.log_quant_bytes, exp);
   return t;
 }
 
@@ -341,18 +347,21 @@ double ParametricTerms::body() const {
     const double r = t / hi;
     return r == 1.0 || r == 0.0 ? r : std::pow(r, power);
   };
-  if (!(hi > 0)) return 0;
+  if (!(hi > 0)) return quant;
   return hi * std::pow(relative(compute) + relative(memory) + relative(sm) + relative(latency) + relative(softmax) +
                            relative(reread),
-                       1.0 / power);
+                       1.0 / power) +
+         quant;
 }
 
 Bound ParametricTerms::binding() const {
   // The softmax's exponentials and reductions, and a decode's per-query-head re-reads (from L2),
   // are SM-side work: bound `sm`.
   const double side = std::max({sm, softmax, reread});
-  if (compute >= memory && compute >= side && compute >= latency) return Bound::Compute;
-  if (memory >= side && memory >= latency) return Bound::Memory;
+  // The quantisation pass streams the input: memory-side work.
+  const double mem = std::max(memory, quant);
+  if (compute >= mem && compute >= side && compute >= latency) return Bound::Compute;
+  if (mem >= side && mem >= latency) return Bound::Memory;
   return side >= latency ? Bound::Sm : Bound::Latency;
 }
 
@@ -444,6 +453,8 @@ std::string EfficiencyModel::to_yaml() const {
       out << YAML::Key << "cycles_per_reread_byte" << YAML::Value << std::exp(p.log_reread_cycles);
     if (p.log_warm_l2_cycles > ClassParams::kNoReread)
       out << YAML::Key << "cycles_per_warm_l2_byte" << YAML::Value << std::exp(p.log_warm_l2_cycles);
+    if (p.log_quant_bytes > ClassParams::kNoQuant)
+      out << YAML::Key << "quant_bytes_per_input" << YAML::Value << std::exp(p.log_quant_bytes);
     if (p.ctas_per_kv_head) out << YAML::Key << "ctas_per_kv_head" << YAML::Value << true;
     if (p.floor_in_cycles) out << YAML::Key << "floor_in_cycles" << YAML::Value << true;
     out << YAML::Key << "w_compute" << YAML::Value << YAML::Flow << p.wc;
@@ -553,6 +564,7 @@ EfficiencyModel EfficiencyModel::from_yaml(const std::string& text, const std::s
       optional_log_rate(n, kClassNames[c], "cycles_per_softmax_pair", ClassParams::kNoSoftmax, p.log_softmax_cycles);
       optional_log_rate(n, kClassNames[c], "cycles_per_reread_byte", ClassParams::kNoReread, p.log_reread_cycles);
       optional_log_rate(n, kClassNames[c], "cycles_per_warm_l2_byte", ClassParams::kNoReread, p.log_warm_l2_cycles);
+      optional_log_rate(n, kClassNames[c], "quant_bytes_per_input", ClassParams::kNoQuant, p.log_quant_bytes);
       optional_log_rate(n, kClassNames[c], "launch_per_wave", ClassParams::kNoLaunchPerWave, p.log_launch_per_wave);
       if (const YAML::Node kv = n["ctas_per_kv_head"]) p.ctas_per_kv_head = kv.as<bool>();
       if (const YAML::Node cy = n["floor_in_cycles"]) p.floor_in_cycles = cy.as<bool>();

@@ -104,6 +104,15 @@ struct KernelFeatures {
   // simulated kernel is cold (a serving step streams other layers' weights and KV through the L2
   // between two uses of one layer's).
   double t_l2 = 0;
+  // An engine's narrow-dtype GEMM (fp8, fp4) that quantises its own 16-bit input: the input's
+  // elements over the HBM bandwidth, the time at one byte per element. The quantisation is a pass
+  // over the activations before the product (read 16-bit, write narrow, then the GEMM reads them),
+  // priced at the class's fitted bytes per element (ClassParams::log_quant_bytes) and added to the
+  // body: it grows with M x K whatever N is, where the product grows with M x N x K, so it carries
+  // a router's N = 32 as much as a wide projection's. 0 for 16-bit GEMMs, for sources that time
+  // the product alone (XLA, torch._scaled_mm), for inputs quantised by a kernel of their own, and
+  // for a MoE's grouped GEMMs.
+  double t_quant = 0;
   // log2 of the dtype's peak over the 16-bit peak (1 for fp8 on Hopper; 0 for 16-bit kernels, and
   // for a source whose fp8 GEMMs take quantised inputs: the narrow terms are an engine's
   // quantise-and-scale work).
@@ -203,6 +212,10 @@ struct ClassParams {
   static constexpr double kNoReread = -30.0;
   // SM-cycles per byte a warm decode reads from the L2 (KernelFeatures::t_l2); kNoReread: none.
   double log_warm_l2_cycles = kNoReread;
+  // HBM bytes per input element of a narrow GEMM's own quantisation (KernelFeatures::t_quant);
+  // kNoQuant or less: none (files from before it, classes without it).
+  double log_quant_bytes = kNoQuant;
+  static constexpr double kNoQuant = -30.0;
   bool fitted = false;
   BoostedTrees residual;  // log(measured / parametric); empty = none
   BoostSelection residual_selection;  // how the residual's settings were chosen (folds 0: not by CV)
@@ -211,7 +224,7 @@ struct ClassParams {
   // features are constant (attention's memory side in prefill, compute side in decode). Five of
   // the six exp() calls of a kernel no memo knows. Keyed by value, so fitting may change the
   // parameters freely.
-  LastValue exp_t0, exp_p_minus_1, exp_theta, exp_launch_per_wave, exp_chain, exp_narrow, exp_softmax, exp_reread, exp_warm_l2,
+  LastValue exp_t0, exp_p_minus_1, exp_theta, exp_launch_per_wave, exp_chain, exp_narrow, exp_softmax, exp_reread, exp_warm_l2, exp_quant,
       sigmoid_c, sigmoid_m;
   ResidualFade residual_fade;         // how the residual extrapolates beyond the fitted work
   // The sweep's own measurements of its shape families (measured_families.hpp); empty: none kept.
@@ -219,13 +232,15 @@ struct ClassParams {
 };
 
 // The parts of the parametric time: each bound's derated time, the latency floor and the
-// soft-max exponent. body() combines the bounds; binding() names the largest of them (the caller
-// decides whether the floor, a launch bound, exceeds the body).
+// soft-max exponent. body() combines the bounds and adds the input's quantisation pass; binding()
+// names the largest of them (the caller decides whether the floor, a launch bound, exceeds the
+// body).
 struct ParametricTerms {
   double compute = 0, memory = 0, sm = 0;  // t_c / eta_c, t_m / eta_m, t_s / theta (s)
   double latency = 0;                      // t_chain x cycles per iteration (s)
   double softmax = 0;                      // t_softmax x cycles per pair (s): SM-side, bound `sm`
   double reread = 0;                       // t_reread x cycles per byte (s): SM-side, bound `sm`
+  double quant = 0;                        // t_quant x bytes per element (s): a pass before the product
   // memory is the faster of t_m / eta_m and, for a warm kernel in L2, t_l2 x cycles per byte
   double floor = 0;                        // t0 (s)
   double power = 4;

@@ -63,6 +63,10 @@ struct Kernel {
   // grouped-query group into one CTA per (sequence, KV head), others run one per query head: the
   // decode residual sees both counts. 0 when unknown (then counted as `heads`).
   std::int64_t kv_heads = 0;
+  // Narrow-dtype GEMMs: the activations arrive quantised by a kernel of their own (a block-scaled
+  // model's fp8_act_quant). false: the GEMM quantises its 16-bit input itself, as an engine's fp8
+  // or fp4 linear layer does (KernelFeatures::t_quant).
+  bool quantised_input = false;
 };
 
 std::string_view op_name(OpKind op);

@@ -128,6 +128,7 @@ struct Emitter {
     if (block > 0) act_quant(m, k);
     Kernel g = make_gemm(name, m, n, k, gemm_dt, act_b, w_b, 1, bias);
     g.bytes += static_cast<double>(m) * static_cast<double>(k) * (gemm_in_b() - act_b);
+    g.quantised_input = block > 0;
     emit(g);
   }
   // Grouped expert GEMM: `rows` routed rows (summed over experts) through one [k x n] matrix per
@@ -140,6 +141,7 @@ struct Emitter {
          (block > 0 ? r * kd * gemm_in_b() + r * nd * act_b : (r * kd + r * nd) * act_b) +
              touched * (nd * kd + (bias ? nd : 0.0)) * w_b,
          phase, groups);
+    out->back().quantised_input = block > 0;
   }
   // RMSNorm or LayerNorm, as the model uses.
   void norm(NormKind kind, const char* name, i64 tokens, i64 width) {

@@ -105,6 +105,12 @@ TEST(Fp8Block, GemmsReadScaledWeightsAfterAQuantisationKernel) {
               64.0 * 7168 * (1 + 4.0 / 128 - 2) + up0.groups * 0.0 +
                   (up0.bytes - (64.0 * 7168 + 64.0 * 4096) * 2) * (4.0 / 16384),
               1.0);
+  // The GEMMs behind a quantisation kernel say so: their price has no quantisation pass of its own
+  // (KernelFeatures::t_quant). Per-tensor fp8 GEMMs quantise their input themselves.
+  EXPECT_TRUE(g.quantised_input);
+  EXPECT_TRUE(up.quantised_input);
+  EXPECT_FALSE(up0.quantised_input);
+  EXPECT_FALSE(kernel_named(per_tensor.per_layer, "q_b_proj").quantised_input);
   // Per-tensor fp8 has no quantisation kernel.
   const auto& L0 = per_tensor.per_layer;
   EXPECT_FALSE(std::any_of(L0.begin(), L0.end(), [](const Kernel& x) { return std::string(x.name) == "fp8_act_quant"; }));
