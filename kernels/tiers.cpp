@@ -157,7 +157,7 @@ EfficiencyModel fit_target(const std::vector<Measurement>& target_rows, const Ef
   options.warm_l2_rows = true;
   // An engine's fp8 and fp4 GEMMs quantise their own input: a pass over M x K that no efficiency
   // of the product can stand for (a router's N = 32 spends most of its time there). Chosen on
-  // folds 1-2 of the target protocol (docs/kernel-model.md, "Narrow GEMMs quantise their input").
+  // folds 1-2 of the target protocol (docs/kernel-model.md, "Narrow GEMMs quantise their own input").
   options.quantisation_term = true;
   EfficiencyModel model = fit_efficiency(target_rows, options);
   model.description = "target: fitted on a sweep of the target GPU, cross-gen model as prior";
