@@ -303,7 +303,11 @@ EfficiencyModel fit_efficiency(const std::vector<Measurement>& rows, const FitOp
     const auto c = static_cast<std::size_t>(cls);
     const double source = options.rows_are_engine_source ? 0.0 : other_source_flag(m.source);
     const int replayed = options.warm_l2_rows ? replayed_copies(m.source, m.kernel) : 0;
-    by_class[c].push_back({kernel_features(m.kernel, *gpu, source, true, -1.0, nullptr, replayed), std::log(m.seconds), 1.0});
+    KernelFeatures f = kernel_features(m.kernel, *gpu, source, true, -1.0, nullptr, replayed);
+    // A product-only source timed no quantisation pass, even where its rows stand for the
+    // engine's kernels: the pass is fitted on rows that paid it, or not at all.
+    if (other_source_flag(m.source) > 0) f.t_quant = 0;
+    by_class[c].push_back({f, std::log(m.seconds), 1.0});
     families[c].push_back(shape_family(m.shape));
     keys.push_back({c, {m.gpu, m.source}});
     group_count[{m.gpu, m.source}][c] += 1.0;

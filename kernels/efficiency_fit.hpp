@@ -52,7 +52,8 @@ struct FitOptions {
   bool warm_l2_rows = false;
   // Fit the input quantisation of an engine's narrow-dtype GEMMs (KernelFeatures::t_quant,
   // ClassParams::log_quant_bytes) where some row has one; without it the term keeps the prior's
-  // value (none in files from before it).
+  // value (none in files from before it). Rows of product-only sources (other_source_flag) have
+  // none, `rows_are_engine_source` or not: they timed the product on inputs already narrow.
   bool quantisation_term = false;
   BoostOptions boost;
 };

@@ -112,6 +112,41 @@ TEST(QuantisationTerm, TheFitRecoversTheBytesPerElementFromNarrowRows) {
   EXPECT_LE(fit_efficiency(rows, options).params(KernelClass::Gemm).log_quant_bytes, ClassParams::kNoQuant);
 }
 
+// microbench.py's fp8 rows (torch._scaled_mm on fp8 inputs) paid no pass. Fitted as the target
+// tier fits a GPU's own sweep (every row the engine's kernels), they leave the term off rather
+// than trade it against the narrow efficiency.
+TEST(QuantisationTerm, ProductOnlyRowsFitNoPassEvenWhenTheyStandForTheEnginesKernels) {
+  const EfficiencyModel truth = EfficiencyModel::from_yaml(without_quant(kQuantModel), "truth.yaml");
+  const GpuSpec& h200 = *find_builtin_gpu("h200");
+  std::vector<Measurement> rows;
+  for (const std::int64_t m : {16, 256, 2048, 16384})
+    for (const std::int64_t n : {32, 1024, 8192})
+      for (const std::int64_t k : {1024, 8192})
+        for (const bool fp8 : {true, false}) {
+          Measurement row;
+          row.gpu = "h200";
+          row.source = "pytorch";
+          row.kernel = fp8 ? fp8_gemm(m, n, k) : make_gemm("g", m, n, k, DType::BF16, 2, 2);
+          row.seconds = truth.cost(row.kernel, h200, nullptr, 1.0).seconds;
+          rows.push_back(row);
+        }
+  FitOptions options;
+  options.ridge = 1e-6;
+  options.quantisation_term = true;
+  options.rows_are_engine_source = true;
+  const EfficiencyModel fitted = fit_efficiency(rows, options);
+  EXPECT_LE(fitted.params(KernelClass::Gemm).log_quant_bytes, ClassParams::kNoQuant);
+  // So the fitted model prices the router-shaped fp8 GEMM as measured, with no pass on top.
+  const Kernel router = fp8_gemm(16384, 32, 8192);
+  const double measured = truth.cost(router, h200, nullptr, 1.0).seconds;
+  EXPECT_NEAR(fitted.cost(router, h200).seconds, measured, 0.05 * measured);
+  // The same rows from an engine's table would have fitted one.
+  for (Measurement& row : rows) row.source = "aic-vllm";
+  for (Measurement& row : rows)
+    if (row.kernel.dtype == DType::FP8) row.seconds += 4.0 * row.kernel.m * row.kernel.k / h200.hbm_bandwidth;
+  EXPECT_NEAR(std::exp(fit_efficiency(rows, options).params(KernelClass::Gemm).log_quant_bytes), 4.0, 0.4);
+}
+
 TEST(QuantisationTerm, TheRateRoundTripsThroughTheCalibrationFileAndANegativeOneIsRefused) {
   const EfficiencyModel model = EfficiencyModel::from_yaml(kQuantModel, "quant.yaml");
   const EfficiencyModel again = EfficiencyModel::from_yaml(model.to_yaml(), "again.yaml");
