@@ -30,12 +30,14 @@ struct Sample {
 // log_warm_l2_cycles [| log_quant_bytes].
 // `ctas_per_kv_head`: the form of decode's waves the parameters are fitted in (not fitted);
 // `floor_in_cycles`: whether log_t0 is the floor at kFloorReferenceClockHz of a cycle count;
+// `split_k_launch`: whether a GEMM that splits K is priced split (ClassParams::split_k_launch; not fitted);
 // `quant`: whether log_quant_bytes is fitted (some row quantises its input, KernelFeatures::t_quant);
 // else it stays at `fixed_quant` (the prior's), and the other classes' vectors keep their size.
 struct Layout {
   std::size_t nc, nm;
   bool ctas_per_kv_head = false;
   bool floor_in_cycles = false;
+  bool split_k_launch = false;
   bool quant = false;
   double fixed_quant = ClassParams::kNoQuant;
   std::size_t size() const { return nc + nm + 9 + (quant ? 1 : 0); }
@@ -77,6 +79,7 @@ struct Layout {
                               : fixed_quant;
     p.ctas_per_kv_head = ctas_per_kv_head;
     p.floor_in_cycles = floor_in_cycles;
+    p.split_k_launch = split_k_launch;
     return p;
   }
 };
@@ -341,6 +344,8 @@ EfficiencyModel fit_efficiency(const std::vector<Measurement>& rows, const FitOp
     const Layout layout{samples.front().f.nc, samples.front().f.nm,
                         decode && (options.transferable_decode || params.ctas_per_kv_head),
                         (attention && options.attention_floor_in_cycles) || params.floor_in_cycles,
+                        (static_cast<KernelClass>(c) == KernelClass::Gemm && options.gemm_split_k) ||
+                            params.split_k_launch,
                         options.quantisation_term &&
                             std::any_of(samples.begin(), samples.end(), [](const Sample& s) { return s.f.t_quant > 0; }),
                         params.log_quant_bytes};

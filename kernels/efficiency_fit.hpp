@@ -55,6 +55,9 @@ struct FitOptions {
   // value (none in files from before it). Rows of product-only sources (other_source_flag) have
   // none, `rows_are_engine_source` or not: they timed the product on inputs already narrow.
   bool quantisation_term = false;
+  // GEMM: price a 16-bit GEMM that splits K as split (ClassParams::split_k_launch): a shorter K
+  // loop per CTA and a second launch; else the class keeps the prior's form.
+  bool gemm_split_k = false;
   BoostOptions boost;
 };
 

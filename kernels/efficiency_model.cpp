@@ -215,9 +215,15 @@ KernelFeatures kernel_features(const Kernel& k, const GpuSpec& gpu, double other
       f.narrow = gemm_narrow(k, gpu, narrow) * engine_narrow;
       set_features(f.xc, f.nc, 1.0, 1.0 / (1.0 + waves), l2(n), l2(kk), other_source, f.narrow);
       f.grid_waves = waves;
-      // The K loop in steps of 64. (Dividing it by the split-K that would fill the SMs made the
-      // measured small-M times flat in K; they grow with K: 2.7 us at K = 64, 5.7 us at K = 8192.)
+      // The K loop in steps of 64. Small-M 16-bit times step up by about one launch between
+      // K = 768 and K = 2048 and then barely grow (H100: 2.7 us at K = 64, 5.7 us at K = 8192): a
+      // library's split-K and its reduction kernel, which the split form prices
+      // (docs/kernel-model.md, "Split-K GEMMs").
       f.t_chain = std::ceil(kk / 64.0) / gpu.clock_hz;
+      if (k.op == OpKind::Gemm && dtype_bytes(k.dtype) >= 2) {
+        const double tiles = std::ceil(m / 128.0) * std::ceil(n / 128.0) * static_cast<double>(k.batch);
+        f.split_k = std::max(1.0, std::min(std::floor(sms / tiles), std::floor(kk / 512.0)));
+      }
       // The last: the copy engine, as decode's (Hopper's and Blackwell's weight-streaming GEMMs
       // keep more bytes in flight); read from the calibrated GPU on a what-if.
       const GpuSpec& arch = architecture != nullptr ? *architecture : gpu;
@@ -325,10 +331,13 @@ ParametricTerms EfficiencyModel::parametric_terms(const KernelFeatures& f, const
   t.memory = f.t_memory / (kMaxMemoryEfficiency * p.sigmoid_m(zm, sigmoid));
   t.sm = f.t_issue / p.exp_theta(p.log_theta, exp);
   t.power = 1.0 + p.exp_p_minus_1(p.log_p_minus_1, exp);
-  t.floor = p.exp_t0(p.log_t0, exp) * (1.0 + p.exp_launch_per_wave(p.log_launch_per_wave, exp) * waves);
+  // A split K loop: shorter per CTA, more CTAs, and the reduction's own launch.
+  const bool split = p.split_k_launch && f.split_k > 1;
+  if (split) waves *= f.split_k;
+  t.floor = p.exp_t0(p.log_t0, exp) * ((split ? 2.0 : 1.0) + p.exp_launch_per_wave(p.log_launch_per_wave, exp) * waves);
   if (f.narrow != 0) t.floor *= p.exp_narrow(p.floor_narrow * f.narrow, exp);
   if (p.floor_in_cycles) t.floor *= f.floor_clock_scale;
-  t.latency = f.t_chain * p.exp_chain(p.log_chain_cycles, exp);
+  t.latency = (split ? f.t_chain / f.split_k : f.t_chain) * p.exp_chain(p.log_chain_cycles, exp);
   if (f.t_softmax > 0 && p.log_softmax_cycles > ClassParams::kNoSoftmax) {
     t.softmax = f.t_softmax * p.exp_softmax(p.log_softmax_cycles, exp);
   }
@@ -457,6 +466,7 @@ std::string EfficiencyModel::to_yaml() const {
       out << YAML::Key << "quant_bytes_per_input" << YAML::Value << std::exp(p.log_quant_bytes);
     if (p.ctas_per_kv_head) out << YAML::Key << "ctas_per_kv_head" << YAML::Value << true;
     if (p.floor_in_cycles) out << YAML::Key << "floor_in_cycles" << YAML::Value << true;
+    if (p.split_k_launch) out << YAML::Key << "split_k_launch" << YAML::Value << true;
     out << YAML::Key << "w_compute" << YAML::Value << YAML::Flow << p.wc;
     out << YAML::Key << "w_memory" << YAML::Value << YAML::Flow << p.wm;
     if (!p.residual.empty()) {
@@ -568,6 +578,7 @@ EfficiencyModel EfficiencyModel::from_yaml(const std::string& text, const std::s
       optional_log_rate(n, kClassNames[c], "launch_per_wave", ClassParams::kNoLaunchPerWave, p.log_launch_per_wave);
       if (const YAML::Node kv = n["ctas_per_kv_head"]) p.ctas_per_kv_head = kv.as<bool>();
       if (const YAML::Node cy = n["floor_in_cycles"]) p.floor_in_cycles = cy.as<bool>();
+      if (const YAML::Node sk = n["split_k_launch"]) p.split_k_launch = sk.as<bool>();
       p.wc = n["w_compute"].as<std::vector<double>>();
       p.wm = n["w_memory"].as<std::vector<double>>();
       for (const double w : p.wc) finite_or_throw(w, kClassNames[c], "w_compute");

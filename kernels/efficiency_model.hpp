@@ -81,9 +81,13 @@ struct KernelFeatures {
   // head, 128 queries); elementwise: 64 KiB of traffic each): the grid-size term of the launch.
   double grid_waves = 0;
   // The longest chain of dependent iterations one CTA runs, over the clock: the time at one cycle
-  // per iteration, s. GEMM: K in steps of 64 (over the split-K that fills the SMs); attention: the
+  // per iteration, s. GEMM: K in steps of 64 (over split_k in the split form); attention: the
   // keys of a sequence in steps of 64 (decode: over the split that fills the SMs); else 0.
   double t_chain = 0;
+  // A 16-bit dense GEMM whose output tiles leave SMs idle splits its K loop over this many CTAs
+  // (at least 512 of K each, no more CTAs than SMs), and a split one reduces the partial sums in a
+  // second kernel. 1: no split. Read by calibrations in the split-K form (ClassParams::split_k_launch).
+  double split_k = 1;
   // Attention's query-key pairs (over every query head) over SMs x clock: the time at one pair per
   // SM-cycle. Each pair costs an exponential on the SM's special-function units (16 per SM-cycle on
   // every NVIDIA GPU since Volta) plus the softmax's scaling, max and sum on the CUDA cores, work
@@ -184,6 +188,10 @@ struct ClassParams {
   // of CTAs over the SMs (KernelFeatures::grid_waves). exp(-30): none (files from before it).
   double log_launch_per_wave = kNoLaunchPerWave;
   static constexpr double kNoLaunchPerWave = -30.0;
+  // GEMM: a kernel that splits K (KernelFeatures::split_k) runs 1/split of the K loop per CTA, as
+  // many more CTAs, and a second launch that reduces the partial sums. false: the K loop whole
+  // and one launch (files from before it).
+  bool split_k_launch = false;
   // Cycles per iteration of the kernel's chain of dependent iterations (KernelFeatures::t_chain):
   // a memory round trip that pipelining does not hide. exp(-30): none (files from before it).
   double log_chain_cycles = kNoChain;

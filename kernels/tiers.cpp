@@ -159,6 +159,9 @@ EfficiencyModel fit_target(const std::vector<Measurement>& target_rows, const Ef
   // of the product can stand for (a router's N = 32 spends most of its time there). Chosen on
   // folds 1-2 of the target protocol (docs/kernel-model.md, "Narrow GEMMs quantise their own input").
   options.quantisation_term = true;
+  // A 16-bit GEMM with fewer output tiles than SMs splits K and reduces in a second launch.
+  // Chosen on folds 1-2 of the target protocol (docs/kernel-model.md, "Split-K GEMMs").
+  options.gemm_split_k = true;
   EfficiencyModel model = fit_efficiency(target_rows, options);
   model.description = "target: fitted on a sweep of the target GPU, cross-gen model as prior";
   return model;
